@@ -1,0 +1,157 @@
+"""`make run`: the whole site under one supervisor.
+
+Starts, in order: the embedded Redis (only when `REDIS_URL` is unset), database migrations, then
+daphne (HTTP + WebSocket), a Celery worker (timers) and Celery beat (the periodic sweep). Prints
+the URL once `/healthz` is green. Ctrl-C (or SIGTERM) stops every process it started, newest
+first; if any of them dies on its own, the rest are stopped too and the exit status is non-zero.
+Children also get a parent-death signal, so even a SIGKILLed supervisor leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from crisp_site import embedded_redis
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CRISP_VAR_DIR", BASE_DIR / "var"))
+BIN = Path(sys.executable).parent
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Not Linux: no prctl; Ctrl-C handling in the supervisor still stops everything.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _free_port(host: str, first: int, tries: int = 20) -> int:
+    for port in range(first, first + tries):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit(f"No free port from {first} to {first + tries - 1} on {host}; set PORT.")
+
+
+def _health(url: str) -> dict:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - our own URL
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        return json.load(error)
+    except (urllib.error.URLError, OSError, ValueError):
+        return {}
+
+
+class Supervisor:
+    def __init__(self) -> None:
+        self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.redis: embedded_redis.EmbeddedRedis | None = None
+        self.stopping = False
+
+    def spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        process = subprocess.Popen(
+            args, env=env, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
+        )
+        self.children.append((name, process))
+
+    def stop(self) -> None:
+        self.stopping = True
+        for _name, process in reversed(self.children):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for _name, process in reversed(self.children):
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if self.redis is not None:
+            self.redis.stop()
+            self.redis = None
+
+    def run(self) -> int:
+        host = os.environ.get("HOST", "127.0.0.1")
+        port = _free_port(host, int(os.environ.get("PORT", "8000")))
+        env = dict(os.environ)
+        env.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
+        env.setdefault("PYTHONUNBUFFERED", "1")
+
+        def on_signal(signum: int, _frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, on_signal)
+        try:
+            if embedded_redis.environ_url() is None:
+                path = embedded_redis.socket_path(VAR_DIR, "redis")
+                if embedded_redis.answers(path):
+                    raise SystemExit(
+                        f"Another `make run` is using {path}; stop it first (Ctrl-C there)."
+                    )
+                self.redis = embedded_redis.EmbeddedRedis(path, VAR_DIR / "redis").start()
+                print(f"Embedded Redis {embedded_redis.server_binary().name} on {path}")
+            python = str(BIN / "python")
+            subprocess.run([python, "manage.py", "migrate", "--noinput"], env=env, check=True,
+                           cwd=BASE_DIR)
+            self.spawn("web", [str(BIN / "daphne"), "-b", host, "-p", str(port),
+                               "crisp_site.asgi:application"], env)
+            self.spawn("worker", [str(BIN / "celery"), "-A", "crisp_site", "worker",
+                                  "--loglevel", "INFO", "--concurrency", "2",
+                                  "--hostname", f"crisp-{os.getpid()}@%h"], env)
+            self.spawn("beat", [str(BIN / "celery"), "-A", "crisp_site", "beat",
+                                "--loglevel", "INFO",
+                                "--schedule", str(VAR_DIR / "celerybeat-schedule")], env)
+            shown = "localhost" if host in {"127.0.0.1", "0.0.0.0"} else host  # noqa: S104
+            url = f"http://{shown}:{port}/"
+            health = self._wait_healthy(f"http://127.0.0.1:{port}/healthz")
+            banner = "=" * 64
+            print(f"\n{banner}\n  Crisp online is running at {url}\n"
+                  f"  health: {json.dumps(health)}\n  Stop with Ctrl-C.\n{banner}\n", flush=True)
+            while True:
+                for name, process in self.children:
+                    if process.poll() is not None:
+                        print(f"{name} exited with status {process.returncode}; stopping.")
+                        return 1
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            print("\nStopping…", flush=True)
+            return 0
+        finally:
+            self.stop()
+
+    def _wait_healthy(self, url: str, timeout: float = 90) -> dict:
+        deadline = time.monotonic() + timeout
+        health: dict = {}
+        while time.monotonic() < deadline:
+            health = _health(url)
+            if health.get("status") == "ok":
+                return health
+            for name, process in self.children:
+                if process.poll() is not None:
+                    raise SystemExit(f"{name} exited with status {process.returncode}")
+            time.sleep(0.5)
+        print(f"Warning: the site did not report healthy within {timeout:.0f}s: {health}")
+        return health
+
+
+def main() -> None:
+    sys.exit(Supervisor().run())
+
+
+if __name__ == "__main__":
+    main()

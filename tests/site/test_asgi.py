@@ -1,0 +1,69 @@
+"""The ASGI app serves HTTP and WebSocket, through the real Redis channel layer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+
+import pytest
+import websockets
+from channels.testing import HttpCommunicator, WebsocketCommunicator
+
+from crisp_site.asgi import application
+from tests import live
+
+
+@pytest.mark.django_db
+async def test_home_page_over_asgi() -> None:
+    communicator = HttpCommunicator(application, "GET", "/", headers=[(b"host", b"localhost")])
+    response = await communicator.get_response()
+    assert response["status"] == 200
+    assert b"Crisp" in response["body"]
+
+
+@pytest.mark.django_db
+async def test_websocket_ping_travels_through_the_redis_layer() -> None:
+    communicator = WebsocketCommunicator(
+        application,
+        "/ws/ping/",
+        headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.send_json_to({"type": "ping", "data": 42})
+    assert await communicator.receive_json_from(timeout=5) == {"type": "pong", "data": 42}
+    await communicator.send_json_to({"type": "nonsense"})
+    error = await communicator.receive_json_from(timeout=5)
+    assert error["type"] == "error" and error["code"] == "bad_frame"
+    await communicator.disconnect()
+
+
+async def test_websocket_from_a_foreign_origin_is_refused() -> None:
+    communicator = WebsocketCommunicator(
+        application,
+        "/ws/ping/",
+        headers=[(b"origin", b"http://evil.example"), (b"host", b"localhost")],
+    )
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_real_daphne_serves_http_and_websocket(log_dir) -> None:
+    port = live.free_port()
+    with live.running(live.daphne(log_dir, port)):
+        live.wait_until(lambda: live.port_open(port), 30, "daphne to listen")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as response:
+            assert response.status == 200
+            assert b"Crisp" in response.read()
+
+        async def ping() -> dict:
+            async with websockets.connect(
+                f"ws://127.0.0.1:{port}/ws/ping/", origin="http://localhost"
+            ) as socket:
+                await socket.send(json.dumps({"type": "ping", "data": "hello"}))
+                return json.loads(await asyncio.wait_for(socket.recv(), 10))
+
+        assert asyncio.run(ping()) == {"type": "pong", "data": "hello"}
