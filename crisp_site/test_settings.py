@@ -2,28 +2,38 @@
 
 The embedded Redis for tests listens on its own socket so a running `make run` is never touched;
 with `REDIS_URL` set (CI) the tests use that server instead.
+
+`CRISP_TEST_ISOLATION=name` gives a test run its own test database, Redis socket, Celery queue and
+channel prefix, so several runs can share one machine at once (e.g. two developers' sessions).
 """
+
+import os
 
 from crisp_site import embedded_redis
 from crisp_site.settings import *  # noqa: F403
 from crisp_site.settings import CHANNEL_LAYERS, DATABASES, VAR_DIR, celery_url
 
+_isolation = os.environ.get("CRISP_TEST_ISOLATION", "")
+_suffix = f"_{_isolation}" if _isolation else ""
+
 if embedded_redis.environ_url() is None:
-    EMBEDDED_REDIS_SOCKET = embedded_redis.socket_path(VAR_DIR, "redis-test")
+    EMBEDDED_REDIS_SOCKET = embedded_redis.socket_path(VAR_DIR, f"redis-test{_suffix}")
     REDIS_URL = embedded_redis.url_for(EMBEDDED_REDIS_SOCKET)
     CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [{"address": REDIS_URL}]
     CELERY_BROKER_URL = celery_url(REDIS_URL)
 
-CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = "crisp-test"
+CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"crisp-test{_suffix}"
+
+# Own queue, so a test worker never takes a running `make run`'s tasks or the other way round.
+CELERY_TASK_DEFAULT_QUEUE = f"crisp-test{_suffix}"
 
 # Hashing passwords slowly is a feature in production and only a delay in tests.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that the processes the live tests start share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_db.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_db{_suffix}.sqlite3")}
+else:
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}{_suffix}"}
 
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-# Own queue, so a test worker never takes a running `make run`'s tasks or the other way round.
-CELERY_TASK_DEFAULT_QUEUE = "crisp-test"
