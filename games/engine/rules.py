@@ -476,10 +476,10 @@ def _do(st: GameState, seat: int, a: Action, now: int, events: list[Event]) -> N
         r.pile.append(held)
         events.append(Event("discard", {**base, "card": held}))
     elif a.type == "jack":
-        r.pile.append(held)  # R6: onto the pile, then the effect
+        # Section 5 (originals): used, *then* discarded.  The look is immediate (R26).
         events.append(Event("jack", {**base, "card": held, "centre": r.hands[seat][1]}))
-    elif a.type == "queen":
         r.pile.append(held)
+    elif a.type == "queen":
         i = PLACE_INDEX[a.place]  # type: ignore[index]
         ts = a.target_seat
         assert ts is not None
@@ -500,8 +500,14 @@ def _do(st: GameState, seat: int, a: Action, now: int, events: list[Event]) -> N
                 },
             )
         )
-    elif a.type == "king":
         r.pile.append(held)
+    elif a.type == "king":
+        # Section 5 (originals): a King is used -- its two extra draws -- and *then* discarded,
+        # so it lies face up beside the player, not on the pile, during its own extra draws.
+        # (R6/R25 put it on the pile first; the originals win, see RULES.md X1.)  Remember
+        # how many extra draws were still due before it: when the count is back there, its
+        # own two are done and it goes onto the pile.
+        t.kings.append([held, t.extra_draws])
         t.extra_draws += 2
         events.append(Event("king", {**base, "card": held, "extra_draws": t.extra_draws}))
     _after_play(st, now, events)
@@ -524,6 +530,8 @@ def _after_play(st: GameState, now: int, events: list[Event]) -> None:
     t = st.round.turn
     assert t is not None
     t.held = t.held_from = None
+    while t.kings and t.kings[-1][1] == t.extra_draws:
+        _discard_king(st, now, False, events)
     if t.extra_draws > 0:
         t.extra_draws -= 1
         t.draw_no += 1
@@ -531,6 +539,19 @@ def _after_play(st: GameState, now: int, events: list[Event]) -> None:
         _open_draw(st, now, events)  # R23: the extra draw's clock starts now
     else:
         _end_turn(st, now, False, events)
+
+
+def _discard_king(st: GameState, at: int, timed_out: bool, events: list[Event]) -> None:
+    """A King whose effect is over (its extra draws played, or lost to a timeout) goes onto
+    the pile, innermost King first."""
+    r = st.round
+    t = r.turn
+    assert t is not None
+    card = t.kings.pop()[0]
+    r.pile.append(card)
+    events.append(
+        Event("king_discarded", {"seat": t.seat, "at": at, "card": card, "timeout": timed_out})
+    )
 
 
 def _turnover(st: GameState, at: int, events: list[Event]) -> None:
@@ -597,6 +618,8 @@ def _timeout(st: GameState, at: int, events: list[Event]) -> None:
     data["extra_draws_lost"] = t.extra_draws
     t.extra_draws = 0
     events.append(Event("timeout", data))
+    while t.kings:  # their effect is cut short: used, so now discarded
+        _discard_king(st, at, True, events)
     _end_turn(st, at, True, events)
 
 

@@ -92,6 +92,9 @@ class Turn:
     extra_draws: int = 0
     held: str | None = None
     held_from: str | None = None
+    # Kings played this turn whose effect is not over yet, innermost last, each with the number
+    # of extra draws that were still due before it (section 5: used, then discarded).
+    kings: list[list[Any]] = field(default_factory=list)
 
     def clone(self) -> Turn:
         return Turn(
@@ -106,6 +109,7 @@ class Turn:
             self.extra_draws,
             self.held,
             self.held_from,
+            [k[:] for k in self.kings],
         )
 
 
@@ -205,7 +209,7 @@ class Round:
             looked=list(d["looked"]),
             begun=list(d["begun"]),
             last_end=[list(e) if e is not None else None for e in d["last_end"]],
-            turn=Turn(**d["turn"]) if d["turn"] is not None else None,
+            turn=_turn_from_json(d["turn"]) if d["turn"] is not None else None,
             turns_taken=d["turns_taken"],
             windows=[Window(**w) for w in d["windows"]],
             caller=d["caller"],
@@ -215,6 +219,12 @@ class Round:
             reveal=_copy_reveal(d["reveal"]),
             next_round_at=d["next_round_at"],
         )
+
+
+def _turn_from_json(d: dict[str, Any]) -> Turn:
+    t = Turn(**d)
+    t.kings = [list(k) for k in t.kings]
+    return t
 
 
 def _copy_reveal(rv: dict[str, Any] | None) -> dict[str, Any] | None:

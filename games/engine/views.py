@@ -58,6 +58,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             "final": t.final,
             "draw_no": t.draw_no,
             "extra_draws_left": t.extra_draws,
+            "kings_in_play": [k[0] for k in t.kings],  # played face up, not yet discarded
             "draw_deadline": (
                 t.clock_from + ds * 1000 if ds is not None and t.clock_from is not None else None
             ),
@@ -174,6 +175,7 @@ _PUBLIC_EVENTS = frozenset(
         "draw_ready",
         "discard",
         "king",
+        "king_discarded",
         "timeout",
         "turn_ended",
         "window_closed",
