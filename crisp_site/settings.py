@@ -156,14 +156,34 @@ def celery_url(redis_url: str) -> str:
     return redis_url
 
 
+# Which Channels layer carries live frames between processes. bench/live.py measures both side by
+# side; "pubsub" (RedisPubSubChannelLayer) fans out about twice as fast here and holds one Redis
+# connection per process and loop, so a burst of connecting sockets cannot exhaust a pool.
+# "classic" (RedisChannelLayer, queues in Redis with capacity/expiry) stays selectable; its pool
+# is a *blocking* one sized by CHANNEL_POOL_MAX (redis-py's default pool raises past 100).
+CHANNEL_LAYER = os.environ.get("CHANNEL_LAYER", "pubsub")
+if CHANNEL_LAYER not in {"pubsub", "classic"}:
+    raise ImproperlyConfigured("CHANNEL_LAYER must be 'pubsub' or 'classic'.")
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": (
+            "channels_redis.pubsub.RedisPubSubChannelLayer"
+            if CHANNEL_LAYER == "pubsub"
+            else "games.layers.PooledRedisChannelLayer"
+        ),
         "CONFIG": {
             "hosts": [{"address": REDIS_URL}],
             "prefix": os.environ.get("CHANNEL_PREFIX", "crisp"),
-            "capacity": 1000,
-            "expiry": 30,
+            **(
+                {}
+                if CHANNEL_LAYER == "pubsub"
+                else {
+                    "capacity": 1000,
+                    "expiry": 30,
+                    "pool_max_connections": int(os.environ.get("CHANNEL_POOL_MAX", "400")),
+                    "pool_timeout": 10,
+                }
+            ),
         },
     }
 }
@@ -178,7 +198,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # (a 60 s draw) or long timers would run twice; the periodic sweep covers the dead-worker gap.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+# The periodic sweep enforces every deadline whose countdown task never ran (worker killed, Redis
+# restarted): within SWEEP_SECONDS of its due time. A sweep that could not run in time is dropped
+# (expires) rather than piling up behind a dead worker: the next one does the same work.
+CRISP_SWEEP_SECONDS = float(os.environ.get("CRISP_SWEEP_SECONDS", "2"))
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "games-sweep": {
+        "task": "games.sweep",
+        "schedule": CRISP_SWEEP_SECONDS,
+        "options": {"expires": max(1.0, CRISP_SWEEP_SECONDS * 2)},
+    },
+}
 
 # --- Authentication -----------------------------------------------------------------------
 AUTHENTICATION_BACKENDS = [
@@ -200,6 +230,8 @@ AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "0.25"))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# A locked-out person gets the log-in page again with a translated explanation (status 429).
+AXES_LOCKOUT_CALLABLE = "accounts.views.lockout_response"
 
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en"
@@ -234,6 +266,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Crisp online <noreply
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Third-party clients: `Authorization: Token <key>` (no CSRF, untouched by django-axes).
+        "accounts.authentication.ApiTokenAuthentication",
+        # The site's own pages: the log-in session, with CSRF enforced as usual.
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -1,0 +1,102 @@
+"""Who is connected to a table, shared by every daphne process through Redis.
+
+One sorted set per game; each open socket is a member `"<seat>|<channel name>"` (`seat` is the
+seat number, or `s` for a spectator) scored with the instant (ms) it expires. Sockets refresh
+their member every `REFRESH_SECONDS`; a daphne process that dies without saying goodbye leaves
+members that simply expire after `TTL_SECONDS`. Counting by seat (not by user) tells the table
+what it needs — is seat 2 still there — without publishing anyone's user id.
+
+Presence is advisory: a disconnected player keeps the seat; nothing in the game depends on it.
+Losing it with a Redis restart costs nothing: every socket reconnects and registers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from django.conf import settings
+from redis import asyncio as aioredis
+
+TTL_SECONDS = 30
+REFRESH_SECONDS = 10
+
+_clients: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
+
+
+def client() -> aioredis.Redis:
+    """An asyncio Redis client for the running loop, with a *blocking* bounded pool.
+
+    Per loop because asyncio connections belong to the loop that made them (tests run many
+    loops); blocking because redis-py's default pool raises once 100 connections are busy.
+    """
+    loop = asyncio.get_running_loop()
+    found = _clients.get(loop)
+    if found is None:
+        for old in [k for k in _clients if k.is_closed()]:
+            del _clients[old]
+        pool = aioredis.BlockingConnectionPool.from_url(
+            settings.REDIS_URL, max_connections=50, timeout=10, socket_timeout=5
+        )
+        found = _clients[loop] = aioredis.Redis(connection_pool=pool)
+    return found
+
+
+def _key(game_id: int) -> str:
+    prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
+    return f"{prefix}:presence:{game_id}"
+
+
+def _member(seat: int | None, channel_name: str) -> str:
+    return f"{'s' if seat is None else seat}|{channel_name}"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+async def _summary(pipe_result: list[bytes]) -> dict[str, Any]:
+    seats: dict[str, int] = {}
+    spectators = 0
+    for raw in pipe_result:
+        seat = raw.decode().split("|", 1)[0]
+        if seat == "s":
+            spectators += 1
+        else:
+            seats[seat] = seats.get(seat, 0) + 1
+    return {"seats": seats, "spectators": spectators}
+
+
+async def touch(game_id: int, seat: int | None, channel_name: str) -> tuple[dict[str, Any], bool]:
+    """Register or refresh this socket; prune expired members.
+
+    Returns the table's presence and whether it changed (a new member, or expired ones removed),
+    so the caller broadcasts only real changes.
+    """
+    now = _now_ms()
+    key = _key(game_id)
+    async with client().pipeline(transaction=True) as pipe:
+        pipe.zremrangebyscore(key, "-inf", now)
+        pipe.zadd(key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
+        pipe.pexpire(key, TTL_SECONDS * 2000)
+        pipe.zrange(key, 0, -1)
+        pruned, added, _, members = await pipe.execute()
+    return await _summary(members), bool(pruned or added)
+
+
+async def leave(game_id: int, seat: int | None, channel_name: str) -> dict[str, Any]:
+    """Remove this socket; returns the table's presence afterwards."""
+    key = _key(game_id)
+    async with client().pipeline(transaction=True) as pipe:
+        pipe.zrem(key, _member(seat, channel_name))
+        pipe.zremrangebyscore(key, "-inf", _now_ms())
+        pipe.zrange(key, 0, -1)
+        _, _, members = await pipe.execute()
+    return await _summary(members)
+
+
+async def server_run_id() -> str:
+    """The Redis server's run id: it changes when Redis restarts (groups may then be gone)."""
+    info = await client().info("server")
+    return str(info.get("run_id", ""))
