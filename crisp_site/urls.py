@@ -11,4 +11,6 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
+    path("accounts/", include("accounts.urls")),
+    path("api/v1/me/", include("accounts.api_urls")),
 ]

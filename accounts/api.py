@@ -1,0 +1,136 @@
+"""The `/api/v1/me/` API: the caller's profile and personal API tokens.
+
+One small view per action, each with its own nested input/output serializers (HackSoft style).
+Where REST puts two actions on one URL (GET and PATCH `/me/`, GET and POST `/me/tokens/`), the URL
+is served by a class that only combines the two action views.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import selectors, services
+from accounts.models import ApiToken, User
+
+
+def _as_drf_error(error: DjangoValidationError) -> ValidationError:
+    """A service's ValidationError as DRF's, so it answers 400 with readable messages."""
+    if hasattr(error, "error_dict"):
+        return ValidationError(error.message_dict)
+    return ValidationError({"detail": error.messages[0] if error.messages else str(error)})
+
+
+class _ProfileOutput(serializers.ModelSerializer):
+    class Meta:
+        model = User
+        fields = ("id", "username", "display_name", "public_name", "email", "language",
+                  "date_joined")
+
+
+class _TokenOutput(serializers.ModelSerializer):
+    active = serializers.BooleanField(source="is_active")
+
+    class Meta:
+        model = ApiToken
+        fields = ("id", "name", "prefix", "created_at", "last_used_at", "revoked_at", "active")
+
+
+# --- Profile -------------------------------------------------------------------------------------
+
+
+class ProfileGetApi(APIView):
+    OutputSerializer = _ProfileOutput
+
+    @extend_schema(operation_id="me_get", responses=_ProfileOutput)
+    def get(self, request):
+        return Response(ProfileGetApi.OutputSerializer(request.user).data)
+
+
+class ProfileUpdateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        display_name = serializers.CharField(max_length=40, required=False, allow_blank=True)
+        language = serializers.ChoiceField(choices=User.Language.choices, required=False)
+        email = serializers.EmailField(required=False, allow_blank=True)
+
+    OutputSerializer = _ProfileOutput
+
+    @extend_schema(operation_id="me_update", request=InputSerializer, responses=_ProfileOutput)
+    def patch(self, request):
+        serializer = ProfileUpdateApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            user = services.user_profile_update(user=request.user, **serializer.validated_data)
+        except DjangoValidationError as error:
+            raise _as_drf_error(error) from error
+        return Response(ProfileUpdateApi.OutputSerializer(user).data)
+
+
+class ProfileApi(ProfileGetApi, ProfileUpdateApi):
+    """GET and PATCH /api/v1/me/."""
+
+
+# --- Tokens --------------------------------------------------------------------------------------
+
+
+class TokenListApi(APIView):
+    OutputSerializer = _TokenOutput
+
+    @extend_schema(operation_id="me_tokens_list", responses=_TokenOutput(many=True))
+    def get(self, request):
+        tokens = selectors.token_list(user=request.user)
+        return Response(TokenListApi.OutputSerializer(tokens, many=True).data)
+
+
+class TokenCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=60)
+
+    class OutputSerializer(_TokenOutput):
+        key = serializers.SerializerMethodField(
+            help_text="The secret key. Shown only in this response: store it now."
+        )
+
+        class Meta(_TokenOutput.Meta):
+            fields = (*_TokenOutput.Meta.fields, "key")
+
+        def get_key(self, token) -> str:
+            return self.context["key"]
+
+    @extend_schema(
+        operation_id="me_tokens_create",
+        request=InputSerializer,
+        responses={201: OutputSerializer},
+    )
+    def post(self, request):
+        serializer = TokenCreateApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            token, key = services.token_create(user=request.user, **serializer.validated_data)
+        except DjangoValidationError as error:
+            raise _as_drf_error(error) from error
+        output = TokenCreateApi.OutputSerializer(token, context={"key": key})
+        response = Response(output.data, status=status.HTTP_201_CREATED)
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class TokenCollectionApi(TokenListApi, TokenCreateApi):
+    """GET and POST /api/v1/me/tokens/."""
+
+
+class TokenRevokeApi(APIView):
+    OutputSerializer = _TokenOutput
+
+    @extend_schema(operation_id="me_tokens_revoke", request=None, responses=_TokenOutput)
+    def post(self, request, token_id: int):
+        token = selectors.token_get(user=request.user, token_id=token_id)
+        if token is None:
+            raise Http404
+        token = services.token_revoke(token=token)
+        return Response(TokenRevokeApi.OutputSerializer(token).data)

@@ -1,0 +1,219 @@
+"""Web pages of accounts: thin views over forms, selectors and services."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+from django.views.i18n import set_language as django_set_language
+
+from accounts import selectors, services
+from accounts.forms import ProfileForm, SignUpForm, TokenCreateForm
+from accounts.models import User
+
+_MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def remember_language(response: HttpResponse, language: str) -> HttpResponse:
+    """Make `language` the browser's site language from the next request on.
+
+    LocaleMiddleware reads the language cookie; setting it when a person logs in (or changes the
+    preference) is what makes their profile's language follow them from browser to browser.
+    """
+    translation.activate(language)  # the rest of this request (e.g. messages) speaks it too
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=settings.LANGUAGE_COOKIE_AGE,
+        path=settings.LANGUAGE_COOKIE_PATH,
+        domain=settings.LANGUAGE_COOKIE_DOMAIN,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+    )
+    return response
+
+
+def _add_errors(form, error: ValidationError) -> None:
+    if hasattr(error, "error_dict"):
+        for field, errors in error.error_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, error)
+
+
+# --- Sign-up, log-in ---------------------------------------------------------------------------
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect(settings.LOGIN_REDIRECT_URL)
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        language = translation.get_language() or settings.LANGUAGE_CODE
+        if language not in User.Language.values:
+            language = settings.LANGUAGE_CODE
+        try:
+            user = services.user_create(
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+                email=form.cleaned_data.get("email") or "",
+                language=language,
+            )
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            login(request, user, backend=_MODEL_BACKEND)
+            response = redirect("accounts:profile")
+            remember_language(response, user.language)
+            messages.success(
+                request, _("Welcome to Crisp online, %(name)s!") % {"name": user.public_name}
+            )
+            return response
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's log-in, plus: switch the site to the person's preferred language."""
+
+    redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        return remember_language(response, form.get_user().language)
+
+
+def lockout_response(request: HttpRequest, original_response=None, credentials=None):
+    """django-axes calls this (AXES_LOCKOUT_CALLABLE) instead of its plain-text lockout page:
+    the log-in page again, with a translated explanation, status 429."""
+    from axes.helpers import get_cool_off
+
+    cool_off = get_cool_off(request)
+    minutes = max(1, round(cool_off.total_seconds() / 60)) if cool_off else None
+    if minutes is None:
+        message = _(
+            "Too many failed log-in attempts. Log-in to this account from your address is "
+            "blocked; please contact us."
+        )
+    else:
+        message = translation.ngettext(
+            "Too many failed log-in attempts. For your safety, log-in to this account from "
+            "your address is blocked for %(minutes)d minute. You can reset your password "
+            "meanwhile.",
+            "Too many failed log-in attempts. For your safety, log-in to this account from "
+            "your address is blocked for %(minutes)d minutes. You can reset your password "
+            "meanwhile.",
+            minutes,
+        ) % {"minutes": minutes}
+    username = request.POST.get("username", "") if request.method == "POST" else ""
+    form = AuthenticationForm(request, initial={"username": username})
+    return render(
+        request,
+        "registration/login.html",
+        {"form": form, "lockout_message": message},
+        status=429,
+    )
+
+
+# --- Password change and reset: Django's views, our templates and namespaced URLs ---------------
+
+password_change = auth_views.PasswordChangeView.as_view(
+    success_url=reverse_lazy("accounts:password_change_done")
+)
+password_change_done = auth_views.PasswordChangeDoneView.as_view()
+password_reset = auth_views.PasswordResetView.as_view(
+    success_url=reverse_lazy("accounts:password_reset_done"),
+    email_template_name="registration/password_reset_email.txt",
+    subject_template_name="registration/password_reset_subject.txt",
+)
+password_reset_done = auth_views.PasswordResetDoneView.as_view()
+password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
+    success_url=reverse_lazy("accounts:password_reset_complete")
+)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view()
+
+
+# --- Profile and language ------------------------------------------------------------------------
+
+
+@login_required
+def profile(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    initial = {"display_name": user.display_name, "language": user.language, "email": user.email}
+    form = ProfileForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.user_profile_update(user=user, **form.cleaned_data)
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            response = redirect("accounts:profile")
+            remember_language(response, user.language)
+            messages.success(request, _("Your profile has been saved."))
+            return response
+    return render(request, "accounts/profile.html", {"form": form})
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """The header's language menu: Django's `set_language`, and for a logged-in person it also
+    becomes their preferred language (so the next log-in does not switch it back)."""
+    response = django_set_language(request)
+    language = request.POST.get("language")
+    if request.user.is_authenticated and language in User.Language.values:
+        services.user_profile_update(user=request.user, language=language)
+    return response
+
+
+# --- API tokens ----------------------------------------------------------------------------------
+
+
+@login_required
+def tokens(request: HttpRequest) -> HttpResponse:
+    """List the person's tokens; POST creates one and shows its key, this once."""
+    form = TokenCreateForm(request.POST or None)
+    new_key = new_token = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            new_token, new_key = services.token_create(
+                user=request.user, name=form.cleaned_data["name"]
+            )
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            form = TokenCreateForm()
+    response = render(
+        request,
+        "accounts/tokens.html",
+        {
+            "form": form,
+            "tokens": selectors.token_list(user=request.user),
+            "new_key": new_key,
+            "new_token": new_token,
+        },
+    )
+    if new_key:
+        # The page holds a secret: never let a cache keep it.
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponseRedirect:
+    token = selectors.token_get(user=request.user, token_id=token_id)
+    if token is None:
+        raise Http404
+    services.token_revoke(token=token)
+    messages.success(request, _("The token “%(name)s” has been revoked.") % {"name": token.name})
+    return redirect("accounts:tokens")
