@@ -1,0 +1,199 @@
+"""Reads: everything a receiver (player, spectator, admin page) sees of a game.
+
+``game_payload`` and ``event_payload`` are the only functions that turn stored state into what
+a receiver gets, and both go through the engine's ``view`` / ``event_view`` -- the engine is the
+one redaction point.  Nothing here serialises ``Game.state``, ``Game.seed``, ``Round.deck`` or
+``Event.data`` as they are stored.
+
+**Private looks are shown once** (R3, R4: "the server never sends those values to that player
+again").  An event's private form (a look, a drawn card, a Queen receipt) goes to its seat only
+at the moment it happens: in the response to the action, in the live broadcast of that version
+(``event_payload``), and in ``events_since`` while that event's version is still the game's
+current version.  Once the game has moved on, the catch-up log serves everyone the public
+(spectator) form of older events: the value was seen once; remembering it is the game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import Q, QuerySet
+
+from games import clock
+from games.engine import Action, GameState, event_view, legal_actions, view
+from games.engine import Event as EngineEvent
+from games.errors import ServiceError
+from games.models import Event, Game, Seat
+
+__all__ = [
+    "act_events_payload",
+    "event_payload",
+    "events_since",
+    "game_by_invite_code",
+    "game_detail",
+    "game_for_user",
+    "game_legal_actions",
+    "game_list",
+    "game_payload",
+    "game_payload_for_seat",
+    "seat_for_user",
+]
+
+
+def seat_for_user(*, game: Game, user: AbstractBaseUser | None) -> int | None:
+    """The seat number ``user`` holds at ``game``, or None (spectator / not seated)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    return Seat.objects.filter(game=game, user=user).values_list("number", flat=True).first()
+
+
+def game_for_user(
+    *, game_id: int, user: AbstractBaseUser | None, invite_code: str | None = None
+) -> Game:
+    """The game if ``user`` may look at it at all, else ``not_found`` (404).
+
+    Public games are visible to every signed-in user; a private game only to its seated
+    players, staff, or whoever presents its invite code.  Refusing with 404 rather than 403
+    does not confirm that a private game id exists.
+    """
+    game = Game.objects.select_related("host").filter(pk=game_id).first()
+    if game is None:
+        raise ServiceError("not_found", "No such game.", status=404)
+    if not game.private or getattr(user, "is_staff", False):
+        return game
+    if isinstance(invite_code, str) and invite_code.upper() == game.invite_code:
+        return game
+    if seat_for_user(game=game, user=user) is not None:
+        return game
+    raise ServiceError("not_found", "No such game.", status=404)
+
+
+def game_by_invite_code(*, invite_code: str) -> Game:
+    """The game an invite code opens, or ``not_found``."""
+    game = Game.objects.filter(invite_code=str(invite_code).strip().upper()).first()
+    if game is None:
+        raise ServiceError("not_found", "No game has this invite code.", status=404)
+    return game
+
+
+def game_list(*, user: AbstractBaseUser, scope: str = "open") -> QuerySet[Game]:
+    """``open``: public lobbies anyone may join; ``mine``: every game the user sits at."""
+    qs = Game.objects.select_related("host").prefetch_related("seats__user")
+    if scope == "mine":
+        return qs.filter(seats__user=user).order_by("-created_at")
+    return qs.filter(Q(status=Game.Status.LOBBY) & Q(private=False)).order_by("-created_at")
+
+
+def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
+    """The public facts of a game (lobby card): no engine state in it.
+
+    The invite code is shown to seated players and staff only -- they are the ones who may
+    pass it on.
+    """
+    seats = list(game.seats.select_related("user").order_by("number"))
+    seated = any(s.user_id == getattr(user, "pk", None) for s in seats)
+    out: dict[str, Any] = {
+        "id": game.pk,
+        "status": game.status,
+        "version": game.version,
+        "host": {"id": game.host_id, "name": _name(game.host)},
+        "settings": {
+            "target_score": game.target_score,
+            "draw_seconds": game.draw_seconds,
+            "pile_draw": game.pile_draw,
+        },
+        "private": game.private,
+        "seats": [
+            {"seat": s.number, "user_id": s.user_id, "name": _name(s.user), "score": s.score}
+            for s in seats
+        ],
+        "winners": list(game.winners),
+        "created_at": game.created_at.isoformat(),
+        "started_at": game.started_at.isoformat() if game.started_at else None,
+        "ended_at": game.ended_at.isoformat() if game.ended_at else None,
+        "invite_code": game.invite_code if seated or getattr(user, "is_staff", False) else None,
+        "you": next((s.number for s in seats if s.user_id == getattr(user, "pk", None)), None),
+    }
+    return out
+
+
+def _name(user: Any) -> str:
+    return getattr(user, "public_name", None) or user.get_username()
+
+
+def game_payload_for_seat(
+    *, game: Game, seat: int | None, now: int | None = None
+) -> dict[str, Any]:
+    """What ``seat`` (None: a spectator) receives as the game's state.
+
+    ``state`` is ``engine.view`` of the stored snapshot (None in the lobby).  ``now`` only
+    decides what the seat could do at that instant (``state.you.can``).
+    """
+    at = clock.now_ms() if now is None else now
+    state = None
+    if game.state is not None:
+        state = view(GameState.from_json(game.state), seat, at)
+    return {"game_id": game.pk, "version": game.version, "status": game.status, "state": state}
+
+
+def game_payload(
+    *, game: Game, user: AbstractBaseUser | None, now: int | None = None
+) -> dict[str, Any]:
+    """The receiver's redacted snapshot: its seat's view, or the spectator view."""
+    return game_payload_for_seat(game=game, seat=seat_for_user(game=game, user=user), now=now)
+
+
+def event_payload(*, event: Event, seat: int | None) -> dict[str, Any]:
+    """One stored event as ``seat`` (None: a spectator) may receive it.
+
+    Engine events go through ``engine.event_view``; lobby events never carry a card and are
+    passed through.  The shape is ``{"seq", "version", "type", "data", "at"}`` with ``at`` in
+    ms since the epoch (server time when it was stored).
+    """
+    if event.origin == Event.Origin.ENGINE:
+        redacted = event_view(EngineEvent(event.type, event.data), seat)
+        data = redacted["data"]
+    else:
+        data = dict(event.data)
+    return {
+        "seq": event.seq,
+        "version": event.version,
+        "type": event.type,
+        "data": data,
+        "at": clock.from_datetime(event.created_at),
+    }
+
+
+def events_since(
+    *, game: Game, user: AbstractBaseUser | None, seq: int, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Events with ``seq`` greater than the given one, each in the requester's redacted form.
+
+    Private forms only for events of the game's current version (see the module docstring:
+    a look is shown once); older events in their public form.
+    """
+    seat = seat_for_user(game=game, user=user)
+    rows = Event.objects.filter(game=game, seq__gt=seq).order_by("seq")[:limit]
+    return [event_payload(event=e, seat=seat if e.version == game.version else None) for e in rows]
+
+
+def act_events_payload(
+    *, game: Game, events: list[Event], seat: int | None
+) -> list[dict[str, Any]]:
+    """The events of an action's result as its actor receives them (same "once" rule)."""
+    return [
+        event_payload(event=e, seat=seat if e.version == game.version else None) for e in events
+    ]
+
+
+def game_legal_actions(
+    *, game: Game, user: AbstractBaseUser | None, now: int | None = None
+) -> list[dict[str, Any]]:
+    """Every action the user's seat may take now, in wire form (empty if none / not seated)."""
+    seat = seat_for_user(game=game, user=user)
+    if seat is None or game.status != Game.Status.PLAYING or game.state is None:
+        return []
+    at = clock.now_ms() if now is None else now
+    actions: list[Action] = legal_actions(GameState.from_json(game.state), seat, at)
+    return [a.to_wire() for a in actions]
