@@ -1,0 +1,225 @@
+"""Pushing each change of a game to every connected receiver, each in its own redacted form.
+
+Group naming (one Channels group per *redaction*, not per socket):
+
+* `game.<id>.seat.<n>` — the sockets of the user in seat `n` (a user may have several tabs);
+* `game.<id>.spectators` — everyone else allowed to watch;
+* `game.<id>.table` — every socket of the game, for public frames (presence).
+
+`game_changed` runs on commit (the service layer registers it), reads the game once, computes
+each group's frame once — the state through `selectors.game_payload` and every new event through
+`selectors.event_payload`, the only two redaction points — and JSON-encodes it once, so a socket
+costs a `send` and nothing else. It goes out through the Redis channel layer, so sockets on any
+daphne process receive it.
+
+Frames carry `prev_version` and `version`: the events in the frame are exactly those with
+`prev_version < event.version <= version`, and `state` is the table at `version`. A receiver whose
+last version is `prev_version` or later can apply it; one that is behind has a gap and resyncs
+(the consumer does that for its socket before anything reaches the client; docs/PROTOCOL.md).
+Because every frame carries the whole redacted state, a duplicate or late frame is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from games import clock
+
+logger = logging.getLogger(__name__)
+
+#: A resync that would need more events than this gets a snapshot instead.
+MAX_CATCHUP_EVENTS = 500
+
+
+def seat_group(game_id: int, seat: int) -> str:
+    return f"game.{game_id}.seat.{seat}"
+
+
+def spectators_group(game_id: int) -> str:
+    return f"game.{game_id}.spectators"
+
+
+def table_group(game_id: int) -> str:
+    return f"game.{game_id}.table"
+
+
+def view_group(game_id: int, seat: int | None) -> str:
+    """The group whose frames are redacted for `seat` (None: a spectator)."""
+    return spectators_group(game_id) if seat is None else seat_group(game_id, seat)
+
+
+def encode(frame: dict[str, Any]) -> str:
+    """Compact JSON; frames are encoded once per group, never per socket."""
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+
+
+def stamp(text: str, server_time: int | None = None) -> str:
+    """Add `server_time` (ms, when the frame leaves the server) to an encoded JSON object.
+
+    Spliced into the text so a frame encoded once per group is not decoded per socket.
+    """
+    ms = clock.now_ms() if server_time is None else server_time
+    return f'{text[:-1]},"server_time":{ms}}}'
+
+
+# --- Reading what a receiver may see (sync: runs in a DB thread) ------------------------------
+
+
+@dataclass(frozen=True)
+class Table:
+    """One consistent read of a game: the row, who sits where, and its recent events."""
+
+    game: Any
+    seat_users: dict[int, Any]  # seat number -> user
+
+    @property
+    def seats_by_user_id(self) -> dict[str, int]:
+        return {str(user.pk): seat for seat, user in self.seat_users.items()}
+
+
+def load_table(game_id: int, game: Any = None) -> Table | None:
+    """The game (unless already read) and its seats: two small queries."""
+    from games.models import Game, Seat
+
+    if game is None:
+        game = Game.objects.filter(pk=game_id).first()
+        if game is None:
+            return None
+    seats = Seat.objects.filter(game_id=game_id).select_related("user").order_by("number")
+    return Table(game=game, seat_users={s.number: s.user for s in seats})
+
+
+def events_between(game: Any, after_version: int) -> list[Any] | None:
+    """The Event rows with `after_version < version <= game.version`, in order.
+
+    None when there are too many to be worth replaying (a snapshot is cheaper).
+    """
+    from games.models import Event
+
+    rows = list(
+        Event.objects.filter(
+            game_id=game.pk, version__gt=after_version, version__lte=game.version
+        ).order_by("seq")[: MAX_CATCHUP_EVENTS + 1]
+    )
+    return None if len(rows) > MAX_CATCHUP_EVENTS else rows
+
+
+def update_frame(
+    table: Table,
+    seat: int | None,
+    after_version: int,
+    rows: Iterable[Any],
+    now: int,
+    private_from: int,
+) -> dict[str, Any]:
+    """The `update` frame for one redaction: events after `after_version`, state at version.
+
+    An event's private form (a look, a drawn card) goes to its seat only "at the moment it
+    happens" (selectors' module docstring, R3/R4): in the live frame of its version, and in a
+    catch-up only while its version is the current one. `private_from` is the first version
+    whose events may still carry their private form; older ones go out in the public form.
+    """
+    from games import selectors
+
+    return {
+        "type": "update",
+        "game": table.game.pk,
+        "prev_version": after_version,
+        "version": table.game.version,
+        "events": [
+            selectors.event_payload(event=row, seat=seat if row.version >= private_from else None)
+            for row in rows
+        ],
+        "state": selectors.game_payload_for_seat(game=table.game, seat=seat, now=now),
+    }
+
+
+def snapshot_frame(table: Table, seat: int | None, now: int) -> dict[str, Any]:
+    from games import selectors
+
+    return {
+        "type": "snapshot",
+        "game": table.game.pk,
+        "version": table.game.version,
+        "state": selectors.game_payload_for_seat(game=table.game, seat=seat, now=now),
+    }
+
+
+def catch_up_frame(table: Table, seat: int | None, since: int | None) -> dict[str, Any]:
+    """What a receiver that has `since` needs: the missed events, or a snapshot.
+
+    A snapshot when it has nothing (`since` None), claims a version we never reached, or is
+    too far behind.
+    """
+    now = clock.now_ms()
+    if since is None or since < 0 or since > table.game.version:
+        return snapshot_frame(table, seat, now)
+    rows = events_between(table.game, since)
+    if rows is None:
+        return snapshot_frame(table, seat, now)
+    return update_frame(table, seat, since, rows, now, private_from=table.game.version)
+
+
+def change_messages(game_id: int, version: int) -> list[tuple[str, dict[str, Any]]]:
+    """The channel-layer messages announcing `version` of the game: one per redaction group.
+
+    If later changes committed meanwhile, the frame covers them too (state is read once, at
+    the current version); their own `game_changed` calls then send frames the consumers drop
+    as already seen.
+    """
+    table = load_table(game_id)
+    if table is None or table.game.version < version:
+        return []
+    rows = events_between(table.game, version - 1) or []
+    now = clock.now_ms()
+    seats_by_user = table.seats_by_user_id
+    messages = []
+    for seat in [*sorted(table.seat_users), None]:
+        frame = update_frame(table, seat, version - 1, rows, now, private_from=version)
+        messages.append(
+            (
+                view_group(game_id, seat),
+                {
+                    "type": "game.update",
+                    "version": table.game.version,
+                    "prev_version": version - 1,
+                    "seats": seats_by_user,
+                    "text": encode(frame),
+                },
+            )
+        )
+    return messages
+
+
+async def send_all(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send every message concurrently through the channel layer."""
+    layer = get_channel_layer()
+    await asyncio.gather(*(layer.group_send(group, message) for group, message in messages))
+
+
+def game_changed(game_id: int, version: int) -> None:
+    """Push version `version` of the game to every receiver (run on commit; never raises).
+
+    The change is committed whatever happens here: if Redis is unreachable the receivers miss
+    the frame and catch up when they reconnect or see the next version (a gap), so a failure is
+    logged, not raised into the request or task that made the change.
+    """
+    try:
+        messages = change_messages(game_id, version)
+        if messages:
+            async_to_sync(send_all)(messages)
+    except Exception:
+        logger.exception("broadcast of game %s version %s failed", game_id, version)
+
+
+def presence_message(game_id: int, summary: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    frame = {"type": "presence", "game": game_id, **summary}
+    return table_group(game_id), {"type": "game.presence", "text": encode(frame)}

@@ -1,0 +1,353 @@
+"""The game WebSocket: `/ws/games/<id>/` (docs/PROTOCOL.md is the public description).
+
+Life of a socket:
+
+1. **Authenticate** — the session (browser, via `AuthMiddlewareStack`) or a personal API token
+   (`?token=` or `Authorization: Token <key>`). Refusals accept and then close at once with a
+   4xxx code (4401, 4403, 4404: the HTTP status + 4000), so the client can tell why; nothing
+   else is ever sent on a refused socket.
+2. **Subscribe, then read** — join the redaction group (own seat, or spectators) *before* reading
+   the snapshot, so no change can fall between the read and the subscription. Frames queued
+   meanwhile carry versions the snapshot already covers and are dropped here.
+3. **Forward** — every group frame whose `version` is newer than what this socket has. A frame
+   whose `prev_version` is ahead of it means a frame was lost (Redis hiccup): the consumer
+   catches its client up from the database itself before forwarding anything newer.
+4. **Act** — `act` frames go through `games.services.game_act`, answered by `ack` or `error`.
+
+Every database call is one small `database_sync_to_async` function: Channels runs them all on a
+single thread per process, so a slow one would stall every table in the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.contrib.auth.models import AnonymousUser
+
+from games import broadcast, clock, presence
+
+logger = logging.getLogger(__name__)
+
+# Close codes (docs/PROTOCOL.md): HTTP status + 4000.
+CLOSE_BAD_REQUEST = 4400
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NO_SUCH_GAME = 4404
+
+#: Frames a client may send per second, sustained (bursts up to twice that).
+RATE_PER_SECOND = 20
+
+
+class Refused(Exception):
+    """A socket that must be closed with `code` before anything is sent."""
+
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
+# --- Database calls (each one small; run through database_sync_to_async) --------------------
+
+
+def _user_for_token(key: str) -> Any:
+    from accounts.tokens import user_for_token
+
+    return user_for_token(key)
+
+
+def _table_for(game_id: int, user: Any) -> tuple[broadcast.Table, int | None]:
+    """The game and the user's seat (None: spectator), if they may watch it; else Refused.
+
+    Who may watch is the selectors' rule (`game_for_user`: public games to everyone signed in,
+    a private one to its players and staff). A refused private game closes with 4404, like a
+    missing one, so a socket cannot probe which private game ids exist.
+    """
+    from games import selectors
+    from games.errors import ServiceError
+
+    try:
+        game = selectors.game_for_user(game_id=game_id, user=user)
+    except ServiceError as error:
+        raise Refused(4000 + error.status if 400 <= error.status < 500 else CLOSE_FORBIDDEN,
+                      error.detail) from None
+    table = broadcast.load_table(game_id, game)
+    assert table is not None
+    seat = next((n for n, u in table.seat_users.items() if u.pk == user.pk), None)
+    return table, seat
+
+
+def _seat_of(game_id: int, user: Any) -> int | None:
+    return _table_for(game_id, user)[1]
+
+
+def _catch_up(game_id: int, user: Any, since: int | None) -> tuple[int | None, dict[str, Any]]:
+    """(seat, frame): what this user needs from `since` on, redacted for their seat now."""
+    table, seat = _table_for(game_id, user)
+    return seat, broadcast.catch_up_frame(table, seat, since)
+
+
+def _act(game_id: int, user: Any, content: dict[str, Any]) -> dict[str, Any]:
+    """Apply the action; the ack frame, with the action's events in the actor's form.
+
+    The ack carries the events so the actor gets a private result (a Jack's look) even if the
+    broadcast frame of that version were lost: it is shown once, here or there.
+    """
+    from games import selectors, services
+    from games.models import Game
+
+    result = services.game_act(
+        game=game_id,
+        user=user,
+        action=content["action"],
+        expected_version=content.get("version"),
+        idempotency_key=content.get("idempotency_key"),
+    )
+    game = Game.objects.only("pk", "version").get(pk=game_id)
+    seat = selectors.seat_for_user(game=game, user=user)
+    return {
+        "type": "ack",
+        "id": content.get("id"),
+        "version": result.version,
+        "replayed": result.replayed,
+        "events": (
+            selectors.act_events_payload(game=game, events=result.events, seat=seat)
+            if result.replayed  # a retry: the selectors' "once" rule for old results
+            else [
+                selectors.event_payload(event=e, seat=seat if e.version == result.version else None)
+                for e in result.events
+            ]
+        ),
+    }
+
+
+class GameConsumer(AsyncJsonWebsocketConsumer):
+    """One socket watching (and possibly playing) one game."""
+
+    game_id: int
+    user: Any
+    seat: int | None = None
+    version: int = -1
+    groups_joined: tuple[str, ...] = ()
+    heartbeat: asyncio.Task[None] | None = None
+    redis_run_id: str = ""
+
+    # --- connection ---------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
+        self.allowance = float(RATE_PER_SECOND * 2)
+        self.allowance_at = asyncio.get_running_loop().time()
+        try:
+            self.user = await self._authenticate()
+            self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
+        except Refused as refused:
+            await self.accept()
+            await self.close(code=refused.code)
+            return
+        await self._subscribe(self.seat)
+        await self.accept()
+        since = _query_int(self.scope, "version")
+        if not await self._resync(since):
+            return
+        self.heartbeat = asyncio.ensure_future(self._heartbeat())
+
+    async def _authenticate(self) -> Any:
+        """The session user, or the user of a presented API token (an invalid token refuses)."""
+        key = _query(self.scope, "token") or _header_token(self.scope)
+        if key:
+            user = await database_sync_to_async(_user_for_token)(key)
+            if user is None:
+                raise Refused(CLOSE_UNAUTHENTICATED, "Invalid API token.")
+            return user
+        user = self.scope.get("user") or AnonymousUser()
+        if not user.is_authenticated:
+            raise Refused(CLOSE_UNAUTHENTICATED, "Sign in, or present an API token.")
+        return user
+
+    async def disconnect(self, code: int) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.heartbeat
+        if not self.groups_joined:
+            return
+        with contextlib.suppress(Exception):
+            summary = await presence.leave(self.game_id, self.seat, self.channel_name)
+            await self._send_presence(summary)
+        for group in self.groups_joined:
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(group, self.channel_name)
+        self.groups_joined = ()
+
+    async def _subscribe(self, seat: int | None) -> None:
+        """Be in exactly the groups of `seat`'s redaction (and the table's)."""
+        wanted = (broadcast.view_group(self.game_id, seat), broadcast.table_group(self.game_id))
+        for group in self.groups_joined:
+            if group not in wanted:
+                await self.channel_layer.group_discard(group, self.channel_name)
+        for group in wanted:
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined = wanted
+        self.seat = seat
+
+    async def _resync(self, since: int | None) -> bool:
+        """Send what the client needs after `since` (None: a snapshot). False if refused now."""
+        try:
+            seat, frame = await database_sync_to_async(_catch_up)(self.game_id, self.user, since)
+        except Refused as refused:
+            await self.close(code=refused.code)
+            return False
+        if seat != self.seat or self.heartbeat is None:
+            old_seat = self.seat
+            await self._subscribe(seat)
+            if seat != old_seat:
+                with contextlib.suppress(Exception):
+                    await presence.leave(self.game_id, old_seat, self.channel_name)
+            await self._touch_presence(force=True)
+        self.version = frame["version"]
+        await self.send(text_data=broadcast.stamp(broadcast.encode(frame)))
+        return True
+
+    # --- presence -------------------------------------------------------------------------
+
+    async def _touch_presence(self, force: bool = False) -> None:
+        try:
+            summary, changed = await presence.touch(self.game_id, self.seat, self.channel_name)
+            run_id = await presence.server_run_id()
+        except Exception:
+            logger.warning("presence unavailable for game %s", self.game_id, exc_info=True)
+            return
+        if self.redis_run_id and run_id != self.redis_run_id:
+            # Redis restarted under us: group memberships kept in Redis are gone and frames
+            # sent meanwhile are lost. Join again and catch the client up from the database.
+            logger.info("redis restarted; resubscribing socket of game %s", self.game_id)
+            self.redis_run_id = run_id
+            await self._subscribe(self.seat)
+            await self._resync(self.version)
+            changed = True
+        self.redis_run_id = run_id
+        if changed or force:
+            await self._send_presence(summary)
+
+    async def _send_presence(self, summary: dict[str, Any]) -> None:
+        group, message = broadcast.presence_message(self.game_id, summary)
+        await self.channel_layer.group_send(group, message)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(presence.REFRESH_SECONDS)
+            await self._touch_presence()
+
+    # --- frames from the client -----------------------------------------------------------
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        ref = content.get("id") if isinstance(content, dict) else None
+        if not self._within_rate():
+            await self._error(ref, "rate_limited", "Too many frames; slow down.")
+            return
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "act":
+            await self._on_act(ref, content)
+        elif kind == "resync":
+            since = content.get("version")
+            if since is not None and (not isinstance(since, int) or isinstance(since, bool)):
+                await self._error(ref, "bad_frame", "resync.version must be an integer.")
+                return
+            await self._resync(since)
+        elif kind == "ping":
+            await self.send_json({"type": "pong", "id": ref, "server_time": clock.now_ms()})
+        else:
+            await self._error(ref, "bad_frame", "Unknown frame type; see docs/PROTOCOL.md.")
+
+    async def decode_json(self, text_data: str) -> Any:
+        try:
+            return await super().decode_json(text_data)
+        except ValueError:
+            return None
+
+    async def _on_act(self, ref: Any, content: dict[str, Any]) -> None:
+        from games.errors import ServiceError
+
+        version = content.get("version")
+        key = content.get("idempotency_key")
+        if (
+            not isinstance(content.get("action"), dict)
+            or (version is not None and (not isinstance(version, int) or isinstance(version, bool)))
+            or (key is not None and (not isinstance(key, str) or len(key) > 100))
+        ):
+            await self._error(ref, "bad_frame", "act needs an action object; see PROTOCOL.md.")
+            return
+        try:
+            ack = await database_sync_to_async(_act)(self.game_id, self.user, content)
+        except ServiceError as error:
+            await self._error(ref, error.code, error.detail, error.extra)
+            return
+        except Exception:
+            logger.exception("act failed in game %s", self.game_id)
+            await self._error(ref, "server_error", "The server could not process this action.")
+            return
+        await self.send(text_data=broadcast.stamp(broadcast.encode(ack)))
+
+    async def _error(
+        self, ref: Any, code: str, detail: str, extra: dict[str, Any] | None = None
+    ) -> None:
+        frame = {"type": "error", "id": ref, "code": code, "detail": detail}
+        if extra:
+            frame["extra"] = extra
+        await self.send(text_data=broadcast.stamp(broadcast.encode(frame)))
+
+    def _within_rate(self) -> bool:
+        now = asyncio.get_running_loop().time()
+        self.allowance = min(
+            RATE_PER_SECOND * 2.0, self.allowance + (now - self.allowance_at) * RATE_PER_SECOND
+        )
+        self.allowance_at = now
+        if self.allowance < 1:
+            return False
+        self.allowance -= 1
+        return True
+
+    # --- frames from the channel layer ----------------------------------------------------
+
+    async def game_update(self, message: dict[str, Any]) -> None:
+        if message["version"] <= self.version:
+            return  # already covered by what this socket has
+        seat = message["seats"].get(str(self.user.pk))
+        if seat != self.seat or message["prev_version"] > self.version:
+            # Seat changed (joined, left, kicked) or a frame went missing: the database says
+            # what this receiver needs now, redacted for its (new) seat.
+            await self._resync(self.version)
+            return
+        self.version = message["version"]
+        await self.send(text_data=broadcast.stamp(message["text"]))
+
+    async def game_presence(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=broadcast.stamp(message["text"]))
+
+
+def _query(scope: dict[str, Any], name: str) -> str | None:
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(name)
+    return values[0] if values else None
+
+
+def _query_int(scope: dict[str, Any], name: str) -> int | None:
+    value = _query(scope, name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _header_token(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            scheme, _, key = value.decode("latin-1").partition(" ")
+            if scheme.lower() in {"token", "bearer"} and key.strip():
+                return key.strip()
+    return None

@@ -1,0 +1,9 @@
+"""WebSocket routes of the games app (included by crisp_site/routing.py)."""
+
+from django.urls import path
+
+from games.consumers import GameConsumer
+
+websocket_urlpatterns = [
+    path("ws/games/<int:game_id>/", GameConsumer.as_asgi()),
+]
