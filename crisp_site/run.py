@@ -95,7 +95,10 @@ class Supervisor:
         def on_signal(signum: int, _frame: object) -> None:
             raise KeyboardInterrupt
 
+        # Installed explicitly: a shell that starts us in the background ignores SIGINT, and
+        # Python would then never raise KeyboardInterrupt for Ctrl-C or `kill -INT`.
         signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
         try:
             if embedded_redis.environ_url() is None:
                 path = embedded_redis.socket_path(VAR_DIR, "redis")
