@@ -15,7 +15,7 @@ current version.  Once the game has moved on, the catch-up log serves everyone t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q, QuerySet
@@ -25,6 +25,9 @@ from games.engine import Action, GameState, event_view, legal_actions, view
 from games.engine import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import Event, Game, Seat
+
+if TYPE_CHECKING:
+    from games.services import ActResult
 
 __all__ = [
     "act_events_payload",
@@ -178,12 +181,18 @@ def events_since(
     return [event_payload(event=e, seat=seat if e.version == game.version else None) for e in rows]
 
 
-def act_events_payload(
-    *, game: Game, events: list[Event], seat: int | None
-) -> list[dict[str, Any]]:
-    """The events of an action's result as its actor receives them (same "once" rule)."""
+def act_events_payload(*, game: Game, result: ActResult, seat: int | None) -> list[dict[str, Any]]:
+    """The events of an action's result as its actor receives them.
+
+    A first application is the moment itself: the actor gets the private forms (its look,
+    its drawn card) even if a timer has moved the game on since.  A replay (idempotency key)
+    follows the "once" rule of ``events_since``.
+    """
     return [
-        event_payload(event=e, seat=seat if e.version == game.version else None) for e in events
+        event_payload(
+            event=e, seat=seat if not result.replayed or e.version == game.version else None
+        )
+        for e in result.events
     ]
 
 

@@ -1,0 +1,274 @@
+"""The games REST API: one small view per action (HackSoft style).
+
+Views only parse input, call ``games.services`` (writes) or ``games.selectors`` (reads), and
+return what the selectors built.  They never serialise a model's secret fields: every game
+state and event a non-admin receives comes from ``selectors.game_payload`` /
+``selectors.event_payload`` (the engine's redaction).  Refusals are raised as ``ServiceError``
+and rendered by ``games.exceptions.api_exception_handler``.
+
+Private games: every per-game endpoint answers 404 to a user who neither sits at the game nor
+presents its invite code (``?invite_code=`` or ``"invite_code"`` in the body).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import clock, selectors, services
+from games.api import serializers as s
+from games.models import Game
+
+_ERR = s.ErrorSerializer
+
+
+def _errors(*codes: int) -> dict[int, Any]:
+    return {c: OpenApiResponse(_ERR, description="Error: {code, detail}") for c in codes}
+
+
+_INVITE_PARAM = OpenApiParameter(
+    "invite_code", str, required=False, description="Needed for a private game you do not sit at."
+)
+
+
+def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
+    ser = serializer_class(data=data)
+    ser.is_valid(raise_exception=True)
+    return dict(ser.validated_data)
+
+
+def _invite(request: Request) -> str | None:
+    code = request.query_params.get("invite_code")
+    if code is None and isinstance(request.data, dict):
+        body = request.data.get("invite_code")
+        code = body if isinstance(body, str) else None
+    return code
+
+
+def _game(request: Request, game_id: int) -> Game:
+    return selectors.game_for_user(game_id=game_id, user=request.user, invite_code=_invite(request))
+
+
+def _detail(game: Game, request: Request) -> dict[str, Any]:
+    game.refresh_from_db()
+    return selectors.game_detail(game=game, user=request.user)
+
+
+class GameListCreateApi(APIView):
+    @extend_schema(
+        operation_id="games_list",
+        parameters=[OpenApiParameter("scope", str, enum=["open", "mine"], required=False)],
+        responses={200: s.GameOutput(many=True), **_errors(400, 401, 403)},
+        description="`open`: public lobbies you can join. `mine`: every game you sit at.",
+    )
+    def get(self, request: Request) -> Response:
+        q = _valid(s.ListQuery, request.query_params)
+        games = selectors.game_list(user=request.user, scope=q["scope"])[:100]
+        return Response([selectors.game_detail(game=g, user=request.user) for g in games])
+
+    @extend_schema(
+        operation_id="games_create",
+        request=s.GameCreateInput,
+        responses={201: s.GameOutput, **_errors(400, 401, 403)},
+        description="Open a lobby with the three host settings; you take seat 0.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _valid(s.GameCreateInput, request.data)
+        game = services.game_create(host=request.user, **data)
+        return Response(_detail(game, request), status=status.HTTP_201_CREATED)
+
+
+class GameDetailApi(APIView):
+    @extend_schema(
+        operation_id="games_retrieve",
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(401, 403, 404)},
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        return Response(selectors.game_detail(game=game, user=request.user))
+
+
+class GameJoinApi(APIView):
+    @extend_schema(
+        operation_id="games_join",
+        request=s.JoinInput,
+        responses={200: s.GameOutput, **_errors(400, 401, 403, 404, 409)},
+        description="Take the next free seat. A private game needs its invite code.",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        data = _valid(s.JoinInput, request.data)
+        code = data.get("invite_code") or request.query_params.get("invite_code")
+        game = services.game_join(game=game_id, user=request.user, invite_code=code)
+        return Response(_detail(game, request))
+
+
+class GameJoinByCodeApi(APIView):
+    @extend_schema(
+        operation_id="games_join_by_code",
+        request=s.JoinByCodeInput,
+        responses={200: s.GameOutput, **_errors(400, 401, 403, 404, 409)},
+        description="Join the game an invite code opens.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _valid(s.JoinByCodeInput, request.data)
+        game = selectors.game_by_invite_code(invite_code=data["invite_code"])
+        game = services.game_join(game=game, user=request.user, invite_code=game.invite_code)
+        return Response(_detail(game, request))
+
+
+class GameLeaveApi(APIView):
+    @extend_schema(
+        operation_id="games_leave",
+        request=None,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(401, 403, 404, 409)},
+        description="Give up your lobby seat (not possible once the game has started).",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = services.game_leave(game=_game(request, game_id), user=request.user)
+        return Response(_detail(game, request))
+
+
+class GameKickApi(APIView):
+    @extend_schema(
+        operation_id="games_kick",
+        request=s.KickInput,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(400, 401, 403, 404, 409)},
+        description="The host removes the player at `seat` from the lobby.",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        data = _valid(s.KickInput, request.data)
+        game = services.game_kick(game=game, host=request.user, seat_number=data["seat"])
+        return Response(_detail(game, request))
+
+
+class GameStartApi(APIView):
+    @extend_schema(
+        operation_id="games_start",
+        request=None,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(401, 403, 404, 409)},
+        description="The host deals round 1 (2 to 8 players).",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = services.game_start(game=_game(request, game_id), user=request.user)
+        return Response(_detail(game, request))
+
+
+class GameAbandonApi(APIView):
+    @extend_schema(
+        operation_id="games_abandon",
+        request=None,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(401, 403, 404, 409)},
+        description="The host (or an admin) stops the game for good, without a result.",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = services.game_abandon(game=_game(request, game_id), user=request.user)
+        return Response(_detail(game, request))
+
+
+class GameStateApi(APIView):
+    @extend_schema(
+        operation_id="games_state",
+        parameters=[_INVITE_PARAM],
+        responses={200: s.StateOutput, **_errors(401, 403, 404)},
+        description="The game as your seat sees it (the spectator view if you are not seated).",
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        return Response(selectors.game_payload(game=game, user=request.user))
+
+
+class GameActionsApi(APIView):
+    @extend_schema(
+        operation_id="games_actions_list",
+        parameters=[_INVITE_PARAM],
+        responses={200: s.LegalActionsOutput, **_errors(401, 403, 404)},
+        description="Every action your seat may take now, in wire form.",
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        now = clock.now_ms()
+        return Response(
+            {
+                "version": game.version,
+                "seat": selectors.seat_for_user(game=game, user=request.user),
+                "now": now,
+                "actions": selectors.game_legal_actions(game=game, user=request.user, now=now),
+            }
+        )
+
+    @extend_schema(
+        operation_id="games_act",
+        request=s.ActInput,
+        parameters=[
+            _INVITE_PARAM,
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="Alternative to the body's idempotency_key.",
+            ),
+        ],
+        responses={200: s.ActOutput, **_errors(400, 401, 403, 404, 409, 503)},
+        description=(
+            "Take an action. Refused with `stale_version` (and the current `version`) if the "
+            "game moved on since `expected_version`. A retried request with the same "
+            "idempotency key returns the first result (`replayed: true`) and applies nothing."
+        ),
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        data = _valid(s.ActInput, request.data)
+        key = data.get("idempotency_key") or request.headers.get("Idempotency-Key") or None
+        result = services.game_act(
+            game=game,
+            user=request.user,
+            action=data["action"],
+            expected_version=data.get("expected_version"),
+            idempotency_key=key,
+        )
+        game.refresh_from_db()
+        seat = selectors.seat_for_user(game=game, user=request.user)
+        return Response(
+            {
+                "version": result.version,
+                "replayed": result.replayed,
+                "events": selectors.act_events_payload(game=game, result=result, seat=seat),
+                "state": selectors.game_payload_for_seat(game=game, seat=seat),
+            }
+        )
+
+
+class GameEventsApi(APIView):
+    @extend_schema(
+        operation_id="games_events",
+        parameters=[
+            _INVITE_PARAM,
+            OpenApiParameter("since", int, required=False, description="Last seq you have."),
+            OpenApiParameter("limit", int, required=False),
+        ],
+        responses={200: s.EventsOutput, **_errors(400, 401, 403, 404)},
+        description=(
+            "Events after sequence number `since`, each in your redacted form. A private form "
+            "(your look, your drawn card) is served only while its version is the current one; "
+            "after that you get the public form (a look is shown once, R3/R4)."
+        ),
+    )
+    def get(self, request: Request, game_id: int) -> Response:
+        game = _game(request, game_id)
+        q = _valid(s.EventsQuery, request.query_params)
+        events = selectors.events_since(
+            game=game, user=request.user, seq=q["since"], limit=q["limit"]
+        )
+        return Response({"version": game.version, "events": events})

@@ -1,0 +1,69 @@
+"""The project-wide DRF exception handler: every refusal is ``{"code", "detail"}`` JSON.
+
+Registered as ``REST_FRAMEWORK["EXCEPTION_HANDLER"]``.  One application error type
+(``ServiceError``) plus the engine's ``IllegalAction`` and DRF's own exceptions (validation,
+parsing, authentication, permissions, 404, 405 …) all come out in the same shape with a stable
+``code``, so API clients switch on codes and never parse prose.  A database lock wait that
+times out (PostgreSQL ``lock_timeout``, SQLite ``database is locked``) is a 503 ``busy`` with
+``Retry-After`` -- the request changed nothing and may simply be retried.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import OperationalError
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from games.engine import IllegalAction
+from games.errors import ServiceError
+
+#: DRF's own codes, renamed where ours read better; the rest keep DRF's ``default_code``.
+_RENAMED = {"parse_error": "malformed_json", "invalid": "invalid"}
+
+
+def _flatten(detail: Any) -> str:
+    """A one-line human summary of DRF's nested validation detail."""
+    if isinstance(detail, dict):
+        return "; ".join(f"{k}: {_flatten(v)}" for k, v in detail.items())
+    if isinstance(detail, list):
+        return " ".join(_flatten(v) for v in detail)
+    return str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Map any refusal to ``{"code": ..., "detail": ...}`` with its HTTP status."""
+    if isinstance(exc, ServiceError):
+        set_rollback()
+        return Response(exc.to_json(), status=exc.status)
+    if isinstance(exc, IllegalAction):
+        set_rollback()
+        err = ServiceError.from_illegal(exc)
+        return Response(err.to_json(), status=err.status)
+    if isinstance(exc, OperationalError):
+        set_rollback()
+        return Response(
+            {"code": "busy", "detail": "The game is busy; retry in a moment."},
+            status=503,
+            headers={"Retry-After": "1"},
+        )
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, drf.ValidationError):
+        response.data = {"code": "invalid", "detail": _flatten(exc.detail), "errors": exc.detail}
+        return response
+    if isinstance(exc, drf.APIException):
+        code = exc.get_codes()
+        code = code if isinstance(code, str) else exc.default_code
+        response.data = {"code": _RENAMED.get(code, code), "detail": _flatten(exc.detail)}
+    return response
