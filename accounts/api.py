@@ -23,7 +23,7 @@ def _as_drf_error(error: DjangoValidationError) -> ValidationError:
     """A service's ValidationError as DRF's, so it answers 400 with readable messages."""
     if hasattr(error, "error_dict"):
         return ValidationError(error.message_dict)
-    return ValidationError({"detail": error.messages[0] if error.messages else str(error)})
+    return ValidationError(error.messages)
 
 
 class _ProfileOutput(serializers.ModelSerializer):
