@@ -1,0 +1,95 @@
+"""Fixtures for the live layer's tests: users, games, sockets (in-process and real)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from crisp_site.asgi import application
+from games import services
+from games.models import Game
+
+_names = itertools.count(1)
+
+
+def make_user(**extra: Any) -> Any:
+    return get_user_model().objects.create_user(
+        username=f"live{next(_names)}", password="pw-not-secret-123", **extra
+    )
+
+
+def make_game(
+    players: list[Any],
+    *,
+    private: bool = False,
+    draw_seconds: int | None = None,
+    timers: dict[str, int] | None = None,
+    start: bool = True,
+    seed: str | None = None,
+) -> Game:
+    """A game hosted by players[0] with every player seated, started with `timers`.
+
+    A draw limit shorter than the lobby's 30/45/60 s is written straight to the row (tests
+    only): the engine accepts any positive number of seconds.
+    """
+    host, *others = players
+    game = services.game_create(
+        host=host, target_score=100, draw_seconds=None, pile_draw=False, private=private
+    )
+    for user in others:
+        if private:
+            services.game_join(game=game.pk, user=user, invite_code=game.invite_code)
+        else:
+            services.game_join(game=game.pk, user=user)
+    if draw_seconds is not None:
+        Game.objects.filter(pk=game.pk).update(draw_seconds=draw_seconds)
+    if start:
+        services.game_start(game=game.pk, user=host, seed=seed, timers=timers)
+    game.refresh_from_db()
+    return game
+
+
+def session_cookie(user: Any) -> str:
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
+def communicator(
+    game_id: int,
+    *,
+    cookie: str | None = None,
+    query: str = "",
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> WebsocketCommunicator:
+    all_headers = [(b"origin", b"http://localhost"), (b"host", b"localhost"), *(headers or [])]
+    if cookie:
+        all_headers.append((b"cookie", cookie.encode()))
+    path = f"/ws/games/{game_id}/" + (f"?{query}" if query else "")
+    return WebsocketCommunicator(application, path, headers=all_headers)
+
+
+@pytest.fixture
+def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, list[tuple[str, Any]]]]:
+    """In-process tests drive time themselves: record timers instead of enqueueing them.
+
+    (Enqueued with a fake clock they would sit in the test queue for a later worker.)
+    """
+    calls: list[tuple[int, list[tuple[str, Any]]]] = []
+    monkeypatch.setattr(
+        "games.tasks.schedule_deadlines", lambda game_id, deadlines: calls.append(
+            (game_id, list(deadlines))
+        )
+    )
+    return calls
+
+
+@pytest.fixture
+def users_factory(transactional_db: None) -> Callable[..., list[Any]]:
+    return lambda n, **extra: [make_user(**extra) for _ in range(n)]
