@@ -155,3 +155,19 @@ def test_user_for_token_refuses_revoked_tokens_and_inactive_users():
     assert user_for_token(other_key) == user
     User.objects.filter(pk=user.pk).update(is_active=False)
     assert user_for_token(other_key) is None
+
+
+def test_admin_revoke_action_calls_the_service(client):
+    admin_user = UserFactory(is_staff=True, is_superuser=True)
+    token, key = services.token_create(user=UserFactory(), name="leaked")
+    client.force_login(admin_user)
+    response = client.post(
+        "/admin/accounts/apitoken/",
+        {"action": "revoke", "_selected_action": [token.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert user_for_token(key) is None
+    assert key not in client.get(f"/admin/accounts/apitoken/{token.pk}/change/").content.decode()
