@@ -481,7 +481,9 @@ def game_abandon(*, game: Game | int, user: AbstractBaseUser) -> Game:
     g = _lock(game)
     is_staff = bool(getattr(user, "is_staff", False))
     if not is_staff and (user is None or g.host_id != user.pk):
-        raise ServiceError("not_host", "Only the host (or an admin) can abandon a game.", 403)
+        raise ServiceError(
+            "not_host", "Only the host (or an admin) can abandon a game.", status=403
+        )
     if g.status in (Game.Status.FINISHED, Game.Status.ABANDONED):
         raise ServiceError("game_over", f"The game is already {g.status}.", status=409)
     at = clock.now_ms()

@@ -1,0 +1,117 @@
+"""Fixtures for the games tests: users, a controllable clock, and recorders standing in for
+the live layer (``games.broadcast`` / ``games.tasks``) so on-commit effects can be asserted."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+_counter = itertools.count(1)
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., Any]:
+    def make(username: str | None = None, **extra: Any) -> Any:
+        name = username or f"player{next(_counter)}"
+        return get_user_model().objects.create_user(
+            username=name, password="pw-not-secret-123", **extra
+        )
+
+    return make
+
+
+@pytest.fixture
+def users(make_user: Callable[..., Any]) -> list[Any]:
+    return [make_user() for _ in range(8)]
+
+
+@pytest.fixture
+def staff(make_user: Callable[..., Any]) -> Any:
+    return make_user(is_staff=True, is_superuser=True)
+
+
+@dataclass
+class FakeClock:
+    """Server time the tests control: ``games.clock.now_ms`` reads ``ms``."""
+
+    ms: int = 1_800_000_000_000
+
+    def advance(self, delta: int) -> int:
+        self.ms += delta
+        return self.ms
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    clk = FakeClock()
+    monkeypatch.setattr("games.clock.now_ms", lambda: clk.ms)
+    return clk
+
+
+@dataclass
+class LiveCalls:
+    """What the service layer handed to the live layer (after commit only)."""
+
+    changed: list[tuple[int, int]] = field(default_factory=list)
+    scheduled: list[tuple[int, list[tuple[str, Any]]]] = field(default_factory=list)
+
+
+@pytest.fixture(autouse=True)
+def live_calls(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
+    """Stand-ins for ``games.broadcast`` and ``games.tasks``: the services import them through
+    ``importlib`` (which looks in ``sys.modules`` first), so these record instead of sending."""
+    calls = LiveCalls()
+    broadcast = types.ModuleType("games.broadcast")
+    broadcast.game_changed = lambda game_id, version: calls.changed.append((game_id, version))  # type: ignore[attr-defined]
+    tasks = types.ModuleType("games.tasks")
+    tasks.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
+        (game_id, list(deadlines))
+    )
+    monkeypatch.setitem(sys.modules, "games.broadcast", broadcast)
+    monkeypatch.setitem(sys.modules, "games.tasks", tasks)
+    return calls
+
+
+def client_for(user: Any) -> APIClient:
+    c = APIClient()
+    c.force_authenticate(user)
+    return c
+
+
+@pytest.fixture
+def api() -> Callable[[Any], APIClient]:
+    return client_for
+
+
+@pytest.fixture
+def start_game(fake_clock: FakeClock) -> Callable[..., Any]:
+    """A started game of the given users (the first is the host), at the fake clock's now."""
+    from games import services
+
+    def start(players: list[Any], *, seed: str = "test-seed", **settings: Any) -> Any:
+        opts = {"target_score": 50, "draw_seconds": None, "pile_draw": False, "private": False}
+        opts.update(settings)
+        game = services.game_create(host=players[0], **opts)
+        for p in players[1:]:
+            services.game_join(game=game, user=p, invite_code=game.invite_code)
+        services.game_start(game=game, user=players[0], seed=seed)
+        game.refresh_from_db()
+        return game
+
+    return start
+
+
+def act(game: Any, user: Any, action: dict[str, Any], **kw: Any) -> Any:
+    from games import services
+
+    game.refresh_from_db()
+    kw.setdefault("expected_version", game.version)
+    return services.game_act(game=game, user=user, action=action, **kw)
