@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -26,6 +26,7 @@ def _as_drf_error(error: DjangoValidationError) -> ValidationError:
     return ValidationError(error.messages)
 
 
+@extend_schema_serializer(component_name="Profile")
 class _ProfileOutput(serializers.ModelSerializer):
     class Meta:
         model = User
@@ -33,6 +34,7 @@ class _ProfileOutput(serializers.ModelSerializer):
                   "date_joined")
 
 
+@extend_schema_serializer(component_name="ApiToken")
 class _TokenOutput(serializers.ModelSerializer):
     active = serializers.BooleanField(source="is_active")
 
@@ -47,12 +49,18 @@ class _TokenOutput(serializers.ModelSerializer):
 class ProfileGetApi(APIView):
     OutputSerializer = _ProfileOutput
 
-    @extend_schema(operation_id="me_get", responses=_ProfileOutput)
+    @extend_schema(
+        operation_id="me_get",
+        tags=["me"],
+        description="The caller's own profile.",
+        responses=_ProfileOutput,
+    )
     def get(self, request):
         return Response(ProfileGetApi.OutputSerializer(request.user).data)
 
 
 class ProfileUpdateApi(APIView):
+    @extend_schema_serializer(component_name="ProfileUpdate")
     class InputSerializer(serializers.Serializer):
         display_name = serializers.CharField(max_length=40, required=False, allow_blank=True)
         language = serializers.ChoiceField(choices=User.Language.choices, required=False)
@@ -60,7 +68,13 @@ class ProfileUpdateApi(APIView):
 
     OutputSerializer = _ProfileOutput
 
-    @extend_schema(operation_id="me_update", request=InputSerializer, responses=_ProfileOutput)
+    @extend_schema(
+        operation_id="me_update",
+        tags=["me"],
+        description="Change the display name, preferred language (en, ja, ru) or e-mail.",
+        request=InputSerializer,
+        responses=_ProfileOutput,
+    )
     def patch(self, request):
         serializer = ProfileUpdateApi.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -81,16 +95,23 @@ class ProfileApi(ProfileGetApi, ProfileUpdateApi):
 class TokenListApi(APIView):
     OutputSerializer = _TokenOutput
 
-    @extend_schema(operation_id="me_tokens_list", responses=_TokenOutput(many=True))
+    @extend_schema(
+        operation_id="me_tokens_list",
+        tags=["me"],
+        description="The caller's API tokens, active first. Keys are never shown again.",
+        responses=_TokenOutput(many=True),
+    )
     def get(self, request):
         tokens = selectors.token_list(user=request.user)
         return Response(TokenListApi.OutputSerializer(tokens, many=True).data)
 
 
 class TokenCreateApi(APIView):
+    @extend_schema_serializer(component_name="ApiTokenCreate")
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=60)
 
+    @extend_schema_serializer(component_name="NewApiToken")
     class OutputSerializer(_TokenOutput):
         key = serializers.SerializerMethodField(
             help_text="The secret key. Shown only in this response: store it now."
@@ -104,6 +125,8 @@ class TokenCreateApi(APIView):
 
     @extend_schema(
         operation_id="me_tokens_create",
+        tags=["me"],
+        description="Create a token. The response carries its `key`, the only time it is shown.",
         request=InputSerializer,
         responses={201: OutputSerializer},
     )
@@ -127,7 +150,13 @@ class TokenCollectionApi(TokenListApi, TokenCreateApi):
 class TokenRevokeApi(APIView):
     OutputSerializer = _TokenOutput
 
-    @extend_schema(operation_id="me_tokens_revoke", request=None, responses=_TokenOutput)
+    @extend_schema(
+        operation_id="me_tokens_revoke",
+        tags=["me"],
+        description="Revoke one of the caller's tokens, for good. Revoking twice is harmless.",
+        request=None,
+        responses=_TokenOutput,
+    )
     def post(self, request, token_id: int):
         token = selectors.token_get(user=request.user, token_id=token_id)
         if token is None:
