@@ -12,8 +12,8 @@
 (function () {
   "use strict";
 
-  var T = window.gettext || function (s) { return s; };
-  var NT = window.ngettext || function (s, p, n) { return n === 1 ? s : p; };
+  var gettext = window.gettext || function (s) { return s; };
+  var ngettext = window.ngettext || function (s, p, n) { return n === 1 ? s : p; };
   var fmt = function (s, o) {
     return window.interpolate ? window.interpolate(s, o, true)
       : s.replace(/%\((\w+)\)s/g, function (_, k) { return o[k]; });
@@ -32,7 +32,7 @@
       input.select();
       var done = function () {
         var old = btn.textContent;
-        btn.textContent = T("Copied!");
+        btn.textContent = gettext("Copied!");
         setTimeout(function () { btn.textContent = old; }, 1500);
       };
       if (navigator.clipboard && window.isSecureContext) {
@@ -45,15 +45,15 @@
 
   // --- cards ----------------------------------------------------------------------------------
   var SUIT = { S: "♠", H: "♥", D: "♦", C: "♣" };
-  var SUIT_NAME = { S: T("spades"), H: T("hearts"), D: T("diamonds"), C: T("clubs") };
-  var RANK_NAME = { A: T("ace"), T: "10", J: T("jack"), Q: T("queen"), K: T("king") };
+  var SUIT_NAME = { S: gettext("spades"), H: gettext("hearts"), D: gettext("diamonds"), C: gettext("clubs") };
+  var RANK_NAME = { A: gettext("ace"), T: "10", J: gettext("jack"), Q: gettext("queen"), K: gettext("king") };
   var PLACES = ["left", "centre", "right"];
-  var PLACE_WORD = { left: T("left"), centre: T("centre"), right: T("right") };
+  var PLACE_WORD = { left: gettext("left"), centre: gettext("centre"), right: gettext("right") };
 
   function rankText(code) { return code[0] === "T" ? "10" : code[0]; }
   function cardText(code) { return code ? rankText(code) + SUIT[code[1]] : "?"; }
   function cardSpoken(code) {
-    return fmt(T("%(rank)s of %(suit)s"), {
+    return fmt(gettext("%(rank)s of %(suit)s"), {
       rank: RANK_NAME[code[0]] || code[0], suit: SUIT_NAME[code[1]],
     });
   }
@@ -115,13 +115,14 @@
   var lookSentRound = null;
   var logLines = [];
   var lastActionKey = "";
+  var endedWinners = null;
   var names = {};
   boot.seats.forEach(function (s) { names[s.seat] = s.name; });
 
   function serverNow() { return Date.now() + skew; }
   function nameOf(seat) {
-    if (seat === boot.you) return T("You");
-    return names[seat] || fmt(T("Seat %(n)s"), { n: seat + 1 });
+    if (seat === boot.you) return gettext("You");
+    return names[seat] || fmt(gettext("Seat %(n)s"), { n: seat + 1 });
   }
   function state() { return payload && payload.state; }
 
@@ -135,11 +136,11 @@
     if (closedForGood) return;
     var proto = location.protocol === "https:" ? "wss://" : "ws://";
     var url = proto + location.host + boot.ws + (version >= 0 ? "?version=" + version : "");
-    setConn("connecting", attempts ? T("Reconnecting…") : T("Connecting…"));
+    setConn("connecting", attempts ? gettext("Reconnecting…") : gettext("Connecting…"));
     ws = new WebSocket(url);
     ws.onopen = function () {
       attempts = 0;
-      setConn("online", T("Live"));
+      setConn("online", gettext("Live"));
       ping();
       clearInterval(pingTimer);
       pingTimer = setInterval(ping, 15000);
@@ -154,12 +155,12 @@
       ws = null;
       if (e.code === 4401 || e.code === 4403 || e.code === 4404) {
         closedForGood = true;
-        setConn("offline", e.code === 4401 ? T("Signed out — log in again.") : T("You cannot watch this game."));
+        setConn("offline", e.code === 4401 ? gettext("Signed out — log in again.") : gettext("You cannot watch this game."));
         return;
       }
       attempts += 1;
       var delay = Math.min(10000, 500 * Math.pow(2, attempts - 1)) * (0.75 + Math.random() * 0.5);
-      setConn("offline", fmt(T("Connection lost — retrying in %(s)s s"), { s: Math.ceil(delay / 1000) }));
+      setConn("offline", fmt(gettext("Connection lost — retrying in %(s)s s"), { s: Math.ceil(delay / 1000) }));
       clearTimeout(reconnectTimer);
       reconnectTimer = setTimeout(connect, delay);
     };
@@ -190,7 +191,7 @@
     var ok = send({
       type: "act", id: id, action: action, version: version, idempotency_key: randomKey(),
     });
-    if (!ok) toast(T("Not connected — the action was not sent."));
+    if (!ok) toast(gettext("Not connected — the action was not sent."));
   }
 
   function onFrame(f) {
@@ -240,11 +241,11 @@
     delete pending[f.id];
     if (p && p.action && p.action.type === "look") return; // nothing to look at any more
     if (f.code === "stale_version") {
-      toast(T("The table changed just before your move — please try again."));
+      toast(gettext("The table changed just before your move — please try again."));
       resync();
       return;
     }
-    if (f.code === "rate_limited") { toast(T("Slow down a little.")); return; }
+    if (f.code === "rate_limited") { toast(gettext("Slow down a little.")); return; }
     toast(f.detail || f.code);
   }
 
@@ -259,6 +260,14 @@
     if (payload.status !== oldStatus && oldStatus === "lobby") { location.reload(); return; }
     handleEvents(events);
     var st = state();
+    if (st && (payload.status === "finished" || payload.status === "abandoned") && st.status === "playing") {
+      // Ended from outside the rules (an admin's "end now", or abandoned): no more moves.
+      st.status = "finished";
+      st.turn = null;
+      st.held = null;
+      st.windows = [];
+      if (endedWinners) st.winners = endedWinners;
+    }
     if (st && mode && !(st.turn && st.turn.seat === boot.you && st.held)) mode = null;
     render();
     maybeLook();
@@ -302,6 +311,7 @@
         if (d.seat === boot.you && d.received) peek(boot.you, d.place, d.received, 3000);
         if (d.target_seat === boot.you && d.given) peek(boot.you, d.target_place, d.given, 3000);
       }
+      if (ev.type === "game_ended") endedWinners = d.winners || [];
       var line = describe(ev);
       if (line) addLog(line, ev.type);
     });
@@ -311,45 +321,46 @@
     var d = ev.data || {};
     var who = d.seat !== undefined && d.seat !== null ? nameOf(d.seat) : "";
     switch (ev.type) {
-      case "seat_joined": return fmt(T("%(name)s joined."), { name: d.name });
-      case "seat_left": return fmt(T("%(name)s left."), { name: d.name });
-      case "game_started": return T("The game starts.");
+      case "seat_joined": return fmt(gettext("%(name)s joined."), { name: d.name });
+      case "seat_left": return fmt(gettext("%(name)s left."), { name: d.name });
+      case "game_started": return gettext("The game starts.");
       case "round_dealt":
-        return fmt(T("Round %(n)s: %(dealer)s deals. Memorise your left and right cards!"),
+        return fmt(gettext("Round %(n)s: %(dealer)s deals. Memorise your left and right cards!"),
           { n: d.round, dealer: nameOf(d.dealer) });
       case "look":
-        return d.seat === boot.you ? T("You looked at your left and right cards.")
-          : fmt(T("%(name)s looked at their left and right cards."), { name: who });
+        return d.seat === boot.you ? gettext("You looked at your left and right cards.")
+          : fmt(gettext("%(name)s looked at their left and right cards."), { name: who });
       case "draw":
         if (d.source === "pile") {
-          return fmt(T("%(name)s took %(card)s from the discard pile."), { name: who, card: cardText(d.card) });
+          return fmt(gettext("%(name)s took %(card)s from the discard pile."), { name: who, card: cardText(d.card) });
         }
-        if (d.seat === boot.you && d.card) return fmt(T("You drew %(card)s."), { card: cardText(d.card) });
-        return fmt(T("%(name)s drew from the deck."), { name: who });
+        if (d.seat === boot.you && d.card) return fmt(gettext("You drew %(card)s."), { card: cardText(d.card) });
+        return fmt(gettext("%(name)s drew from the deck."), { name: who });
       case "swap":
-        return fmt(T("%(name)s swapped the %(place)s card; %(card)s discarded."),
+        return fmt(gettext("%(name)s swapped the %(place)s card; %(card)s discarded."),
           { name: who, place: PLACE_WORD[d.place], card: cardText(d.card_out) });
-      case "discard": return fmt(T("%(name)s discarded %(card)s."), { name: who, card: cardText(d.card) });
-      case "jack": return fmt(T("%(name)s played %(card)s and looked at the centre card."),
+      case "discard": return fmt(gettext("%(name)s discarded %(card)s."), { name: who, card: cardText(d.card) });
+      case "jack": return fmt(gettext("%(name)s played %(card)s and looked at the centre card."),
         { name: who, card: cardText(d.card) });
       case "queen":
-        return fmt(T("%(name)s played %(card)s: swapped the %(place)s card with %(other)s's %(oplace)s card."),
+        return fmt(gettext("%(name)s played %(card)s: swapped the %(place)s card with %(other)s's %(oplace)s card."),
           { name: who, card: cardText(d.card), place: PLACE_WORD[d.place],
             other: nameOf(d.target_seat), oplace: PLACE_WORD[d.target_place] });
-      case "king": return fmt(T("%(name)s played %(card)s: two extra draws."), { name: who, card: cardText(d.card) });
-      case "king_discarded": return fmt(T("%(card)s goes onto the discard pile."), { card: cardText(d.card) });
+      case "king": return fmt(gettext("%(name)s played %(card)s: two extra draws."), { name: who, card: cardText(d.card) });
+      case "king_discarded": return fmt(gettext("%(card)s goes onto the discard pile."), { card: cardText(d.card) });
       case "timeout":
-        return fmt(T("%(name)s ran out of time; %(card)s discarded."), { name: who, card: cardText(d.card) });
+        return fmt(gettext("%(name)s ran out of time; %(card)s discarded."), { name: who, card: cardText(d.card) });
       case "call":
-        return fmt(T("%(name)s called CRISP! Everyone else has one final turn."), { name: who });
-      case "pile_turned": return T("The deck ran out: the discard pile was turned over.");
+        return fmt(gettext("%(name)s called CRISP! Everyone else has one final turn."), { name: who });
+      case "pile_turned": return gettext("The deck ran out: the discard pile was turned over.");
       case "reveal":
-        return fmt(T("Round %(n)s is over: all cards face up."), { n: d.round });
+        return fmt(gettext("Round %(n)s is over: all cards face up."), { n: d.round });
       case "game_over":
-        return fmt(T("Game over. Winner: %(names)s"), {
+        return fmt(gettext("Game over. Winner: %(names)s"), {
           names: (d.winners || []).map(nameOf).join(", "),
         });
-      case "game_abandoned": return T("The game was abandoned.");
+      case "game_abandoned": return gettext("The game was abandoned.");
+      case "game_ended": return gettext("An administrator ended the game.");
       default: return null;
     }
   }
@@ -402,7 +413,7 @@
     for (var i = 0; i < n; i++) {
       var k = (i - base + n) % n;
       var a = Math.PI / 2 + (2 * Math.PI * k) / n;
-      out[i] = { x: 50 + 41 * Math.cos(a), y: 50 + 38 * Math.sin(a), k: k };
+      out[i] = { x: 50 + 41 * Math.cos(a), y: 50 + 36 * Math.sin(a), k: k };
     }
     return out;
   }
@@ -441,19 +452,19 @@
       seat.style.setProperty("--x", pos[s].x + "%");
       seat.style.setProperty("--y", pos[s].y + "%");
       seat.style.order = mine ? 99 : pos[s].k;
-      seat.setAttribute("aria-label", mine ? T("Your seat") : fmt(T("%(name)s's seat"), { name: names[s] || "" }));
+      seat.setAttribute("aria-label", mine ? gettext("Your seat") : fmt(gettext("%(name)s's seat"), { name: names[s] || "" }));
       var head = el("div", "seat-head");
       var dot = el("span", "presence");
       dot.dataset.presenceSeat = s;
       head.appendChild(dot);
-      head.appendChild(el("span", "seat-name", mine ? fmt(T("%(name)s (you)"), { name: names[s] }) : names[s]));
+      head.appendChild(el("span", "seat-name", mine ? fmt(gettext("%(name)s (you)"), { name: names[s] }) : names[s]));
       if (st.dealer === s) {
         var dm = el("span", "dealer-chip", "D");
-        dm.title = T("Dealer");
-        dm.setAttribute("aria-label", T("Dealer"));
+        dm.title = gettext("Dealer");
+        dm.setAttribute("aria-label", gettext("Dealer"));
         head.appendChild(dm);
       }
-      if (st.caller === s) head.appendChild(el("span", "crisp-chip", T("CRISP")));
+      if (st.caller === s) head.appendChild(el("span", "crisp-chip", gettext("CRISP")));
       head.appendChild(el("span", "seat-score", String(st.scores[s])));
       seat.appendChild(head);
       var row = el("div", "hand");
@@ -469,9 +480,9 @@
           slot.type = "button";
           slot.dataset.key = "slot-" + s + "-" + place;
           var label;
-          if (swapping) label = fmt(T("Swap into your %(place)s place"), { place: PLACE_WORD[place] });
-          else if (pickOwn) label = fmt(T("Give your %(place)s card"), { place: PLACE_WORD[place] });
-          else label = fmt(T("Take %(name)s's %(place)s card"), { name: names[s], place: PLACE_WORD[place] });
+          if (swapping) label = fmt(gettext("Swap into your %(place)s place"), { place: PLACE_WORD[place] });
+          else if (pickOwn) label = fmt(gettext("Give your %(place)s card"), { place: PLACE_WORD[place] });
+          else label = fmt(gettext("Take %(name)s's %(place)s card"), { name: names[s], place: PLACE_WORD[place] });
           slot.setAttribute("aria-label", label);
           slot.title = label;
           slot.addEventListener("click", onSlot.bind(null, s, place));
@@ -491,7 +502,7 @@
         var total = st.reveal.totals[s];
         var rs = st.reveal.round_scores[s];
         var sum = el("div", "seat-result");
-        sum.textContent = fmt(T("%(total)s points"), { total: total });
+        sum.textContent = fmt(gettext("%(total)s points"), { total: total });
         if (st.caller === s) {
           sum.appendChild(el("span", "bonus " + (rs < total ? "good" : "bad"),
             rs < total ? " −5" : " +5"));
@@ -501,7 +512,7 @@
       if (st.turn && st.turn.seat === s && !revealed && st.held && st.held.seat === s && !mine) {
         var h = el("div", "their-held");
         h.appendChild(st.held.card ? cardFace(st.held.card, "small") : cardBack("small"));
-        h.appendChild(el("span", "muted", T("drawn")));
+        h.appendChild(el("span", "muted", gettext("drawn")));
         seat.appendChild(h);
       }
       box.appendChild(seat);
@@ -514,20 +525,20 @@
     var drawOk = canDraw(st) && !st.reveal;
     deck.disabled = !drawOk;
     deck.classList.toggle("ready", drawOk);
-    deck.setAttribute("aria-label", fmt(T("Deck, %(n)s cards"), { n: st.deck_size }) +
-      (drawOk ? " — " + T("draw") : ""));
+    deck.setAttribute("aria-label", fmt(gettext("Deck, %(n)s cards"), { n: st.deck_size }) +
+      (drawOk ? " — " + gettext("draw") : ""));
     var pile = document.getElementById("pile");
     pile.textContent = "";
     if (st.pile.length) {
       if (st.pile.length > 1) pile.appendChild(cardFace(st.pile[st.pile.length - 2], "under"));
       pile.appendChild(cardFace(st.pile[st.pile.length - 1], "top"));
     } else {
-      pile.appendChild(el("span", "pcard empty", T("empty")));
+      pile.appendChild(el("span", "pcard empty", gettext("empty")));
     }
     var pileOk = canPile(st) && !st.reveal;
     pile.classList.toggle("ready", pileOk);
-    pile.setAttribute("aria-label", pileOk ? T("Take the top card of the discard pile")
-      : fmt(T("Discard pile, %(n)s cards — view all"), { n: st.pile.length }));
+    pile.setAttribute("aria-label", pileOk ? gettext("Take the top card of the discard pile")
+      : fmt(gettext("Discard pile, %(n)s cards — view all"), { n: st.pile.length }));
     var wrap = document.getElementById("held-wrap");
     var held = document.getElementById("held");
     held.textContent = "";
@@ -536,11 +547,11 @@
       wrap.hidden = false;
       held.appendChild(st.held.card ? cardFace(st.held.card, "lift") : cardBack("lift"));
       document.getElementById("held-label").textContent = st.held.seat === boot.you
-        ? T("Your drawn card") : fmt(T("%(name)s's drawn card"), { name: names[st.held.seat] });
+        ? gettext("Your drawn card") : fmt(gettext("%(name)s's drawn card"), { name: names[st.held.seat] });
     } else if (kings.length && !st.reveal) {
       wrap.hidden = false;
       kings.forEach(function (k) { held.appendChild(cardFace(k, "small")); });
-      document.getElementById("held-label").textContent = T("King in play");
+      document.getElementById("held-label").textContent = gettext("King in play");
     } else {
       wrap.hidden = true;
     }
@@ -564,23 +575,23 @@
     lastActionKey = actionKey(st);
     box.textContent = "";
     if (boot.you === null) {
-      box.appendChild(el("p", "muted", T("You are watching this game.")));
+      box.appendChild(el("p", "muted", gettext("You are watching this game.")));
       return;
     }
     var w = myWindow(st);
     if (w) {
-      var call = button(T("Call CRISP!"), "crisp-button", "call", function () { act({ type: "call" }); });
+      var call = button(gettext("Call CRISP!"), "crisp-button", "call", function () { act({ type: "call" }); });
       call.appendChild(el("span", "countdown", "", null));
       call.querySelector(".countdown").dataset.until = w.closes_at;
       box.appendChild(call);
     }
     if (st.status !== "playing" || st.reveal) return;
     if (canDraw(st)) {
-      box.appendChild(button(T("Draw from the deck"), "", "draw-deck", function () {
+      box.appendChild(button(gettext("Draw from the deck"), "", "draw-deck", function () {
         act({ type: "draw", source: "deck" });
       }));
       if (canPile(st)) {
-        box.appendChild(button(fmt(T("Take %(card)s from the pile"), { card: cardText(st.pile[st.pile.length - 1]) }),
+        box.appendChild(button(fmt(gettext("Take %(card)s from the pile"), { card: cardText(st.pile[st.pile.length - 1]) }),
           "secondary", "draw-pile", function () { act({ type: "draw", source: "pile" }); }));
       }
     } else if (holding(st)) {
@@ -588,30 +599,30 @@
       var special = st.held.source === "deck" && "JQK".indexOf(card[0]) >= 0;
       if (mode && mode.kind === "queen") {
         box.appendChild(el("p", "hint", mode.place
-          ? fmt(T("Now pick an opponent's card to swap with your %(place)s card."), { place: PLACE_WORD[mode.place] })
-          : T("Pick one of your cards to give away.")));
-        box.appendChild(button(T("Cancel"), "secondary", "cancel", function () { mode = null; render(); }));
+          ? fmt(gettext("Now pick an opponent's card to swap with your %(place)s card."), { place: PLACE_WORD[mode.place] })
+          : gettext("Pick one of your cards to give away.")));
+        box.appendChild(button(gettext("Cancel"), "secondary", "cancel", function () { mode = null; render(); }));
         return;
       }
-      if (!special) box.appendChild(el("p", "hint", T("Click one of your cards to swap it, or discard.")));
+      if (!special) box.appendChild(el("p", "hint", gettext("Click one of your cards to swap it, or discard.")));
       if (card[0] === "K" && special) {
-        box.appendChild(button(T("Use the King: two extra draws"), "", "king", function () { act({ type: "king" }); }));
+        box.appendChild(button(gettext("Use the King: two extra draws"), "", "king", function () { act({ type: "king" }); }));
       } else {
         if (card[0] === "J" && special) {
-          box.appendChild(button(T("Use the Jack: look at your centre card"), "", "jack", function () { act({ type: "jack" }); }));
+          box.appendChild(button(gettext("Use the Jack: look at your centre card"), "", "jack", function () { act({ type: "jack" }); }));
         }
         if (card[0] === "Q" && special) {
-          box.appendChild(button(T("Use the Queen: swap blind with an opponent"), "", "queen", function () {
+          box.appendChild(button(gettext("Use the Queen: swap blind with an opponent"), "", "queen", function () {
             mode = { kind: "queen" }; render();
           }));
         }
         if (st.held.source !== "pile") {
-          box.appendChild(button(fmt(T("Discard %(card)s"), { card: cardText(card) }), "secondary", "discard",
+          box.appendChild(button(fmt(gettext("Discard %(card)s"), { card: cardText(card) }), "secondary", "discard",
             function () { act({ type: "discard" }); }));
         }
       }
     } else if (myTurn(st) && st.turn.phase === "start") {
-      box.appendChild(el("p", "hint", T("Get ready — your turn starts in a moment.")));
+      box.appendChild(el("p", "hint", gettext("Get ready — your turn starts in a moment.")));
     }
   }
 
@@ -636,21 +647,21 @@
     var until = null;
     var t = st.turn;
     if (st.status === "finished") {
-      text = T("Game over.");
+      text = gettext("Game over.");
     } else if (st.reveal) {
-      text = fmt(T("Round %(n)s is over."), { n: st.round });
-      if (st.next_round_at) { until = st.next_round_at; text += " " + T("Next round in"); }
+      text = fmt(gettext("Round %(n)s is over."), { n: st.round });
+      if (st.next_round_at) { until = st.next_round_at; text += " " + gettext("Next round in"); }
     } else if (t) {
-      var who = t.seat === boot.you ? T("Your turn") : fmt(T("%(name)s's turn"), { name: names[t.seat] });
-      text = fmt(T("Round %(n)s · %(who)s"), { n: st.round, who: who });
-      if (t.final) text += " · " + T("final turn");
-      if (t.extra_draws_left) text += " · " + fmt(NT("%(n)s extra draw left", "%(n)s extra draws left", t.extra_draws_left), { n: t.extra_draws_left });
+      var who = t.seat === boot.you ? gettext("Your turn") : fmt(gettext("%(name)s's turn"), { name: names[t.seat] });
+      text = fmt(gettext("Round %(n)s · %(who)s"), { n: st.round, who: who });
+      if (t.final) text += " · " + gettext("final turn");
+      if (t.extra_draws_left) text += " · " + fmt(ngettext("%(n)s extra draw left", "%(n)s extra draws left", t.extra_draws_left), { n: t.extra_draws_left });
       if (t.phase === "start" && t.start_at > serverNow()) {
         until = t.start_at;
-        text += " · " + (t.no === 1 && t.draw_no === 0 ? T("memorise! play starts in") : T("may start in"));
+        text += " · " + (t.no === 1 && t.draw_no === 0 ? gettext("memorise! play starts in") : gettext("may start in"));
       } else if (t.draw_deadline) {
         until = t.draw_deadline;
-        text += " · " + T("time left");
+        text += " · " + gettext("time left");
       }
     }
     bar.appendChild(el("span", "status-text", text));
@@ -660,7 +671,7 @@
       bar.appendChild(c);
     }
     if (st.caller !== null && !st.reveal) {
-      bar.appendChild(el("span", "called", fmt(T("%(name)s called crisp — final turns: %(n)s left"),
+      bar.appendChild(el("span", "called", fmt(gettext("%(name)s called crisp — final turns: %(n)s left"),
         { name: nameOf(st.caller), n: st.final_turns_left })));
     }
     tick();
@@ -672,9 +683,9 @@
     var table = el("table", "scores");
     var thead = el("thead");
     var hr = el("tr");
-    hr.appendChild(el("th", "", T("Player")));
-    st.history.forEach(function (_, i) { hr.appendChild(el("th", "num", fmt(T("R%(n)s"), { n: i + 1 }))); });
-    hr.appendChild(el("th", "num", T("Total")));
+    hr.appendChild(el("th", "", gettext("Player")));
+    st.history.forEach(function (_, i) { hr.appendChild(el("th", "num", fmt(gettext("R%(n)s"), { n: i + 1 }))); });
+    hr.appendChild(el("th", "num", gettext("Total")));
     thead.appendChild(hr);
     table.appendChild(thead);
     var tb = el("tbody");
@@ -687,13 +698,14 @@
     }
     table.appendChild(tb);
     box.appendChild(table);
-    box.appendChild(el("p", "muted small", fmt(T("The game ends at %(n)s points; lowest total wins."), { n: st.settings.target_score })));
+    box.appendChild(el("p", "muted small", fmt(gettext("The game ends at %(n)s points; lowest total wins."), { n: st.settings.target_score })));
   }
 
   var revealShownFor = null;
   function renderReveal(st) {
     var ov = document.getElementById("reveal");
-    if (!st.reveal) { ov.hidden = true; revealShownFor = null; return; }
+    if (!st.reveal && st.status !== "finished") { ov.hidden = true; revealShownFor = null; return; }
+    var rv = st.reveal;
     var key = st.round + ":" + st.status;
     if (revealShownFor === key && ov.dataset.dismissed === "1") return;
     if (revealShownFor !== key) ov.dataset.dismissed = "0";
@@ -704,53 +716,52 @@
     panel.setAttribute("role", "dialog");
     panel.setAttribute("aria-labelledby", "reveal-title");
     var over = st.status === "finished";
-    var title = el("h2", "", over ? T("Game over") : fmt(T("Round %(n)s results"), { n: st.round }));
+    var title = el("h2", "", over ? gettext("Game over") : fmt(gettext("Round %(n)s results"), { n: st.round }));
     title.id = "reveal-title";
     panel.appendChild(title);
     if (over) {
       var w = st.winners.map(function (s) { return names[s]; }).join(", ");
       panel.appendChild(el("p", "winners", st.winners.indexOf(boot.you) >= 0
-        ? T("You win!") + " 🏆" : fmt(NT("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
+        ? gettext("You win!") + " 🏆" : fmt(ngettext("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
     }
-    var caller = st.caller;
+    var caller = rv ? st.caller : null;
     if (caller !== null) {
-      panel.appendChild(el("p", "muted", st.reveal.caller_strictly_lowest
-        ? fmt(T("%(name)s called crisp with the strictly lowest total: −5."), { name: nameOf(caller) })
-        : fmt(T("%(name)s called crisp without the strictly lowest total: +5."), { name: nameOf(caller) })));
+      panel.appendChild(el("p", "muted", rv.caller_strictly_lowest
+        ? fmt(gettext("%(name)s called crisp with the strictly lowest total: −5."), { name: nameOf(caller) })
+        : fmt(gettext("%(name)s called crisp without the strictly lowest total: +5."), { name: nameOf(caller) })));
     }
     var table = el("table", "scores reveal-table");
     var hr = el("tr");
-    [T("Player"), T("Cards"), T("Sum"), T("Round"), T("Total")].forEach(function (h, i) {
+    (rv ? [gettext("Player"), gettext("Cards"), gettext("Sum"), gettext("Round"), gettext("Total")] : [gettext("Player"), "", "", "", gettext("Total")]).forEach(function (h, i) {
       hr.appendChild(el("th", i >= 2 ? "num" : "", h));
     });
     var thead = el("thead"); thead.appendChild(hr); table.appendChild(thead);
     var tb = el("tbody");
     for (var s = 0; s < st.seats; s++) {
       var tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-      tr.appendChild(el("td", "", names[s] + (s === caller ? " · " + T("CRISP") : "")));
+      tr.appendChild(el("td", "", names[s] + (s === caller ? " · " + gettext("CRISP") : "")));
       var cards = el("td", "mini-hand");
       st.hands[s].forEach(function (c) { if (c) cards.appendChild(cardFace(c, "mini")); });
       tr.appendChild(cards);
-      tr.appendChild(el("td", "num", String(st.reveal.totals[s])));
-      var rs = st.reveal.round_scores[s];
-      tr.appendChild(el("td", "num", (rs > 0 ? "+" : "") + rs));
+      tr.appendChild(el("td", "num", rv ? String(rv.totals[s]) : ""));
+      tr.appendChild(el("td", "num", rv ? String(rv.round_scores[s]) : ""));
       tr.appendChild(el("td", "num total", String(st.scores[s])));
       tb.appendChild(tr);
     }
     table.appendChild(tb);
     panel.appendChild(table);
     if (!over && st.next_round_at) {
-      var p = el("p", "muted", T("Next round in") + " ");
+      var p = el("p", "muted", gettext("Next round in") + " ");
       var c = el("span", "countdown"); c.dataset.until = st.next_round_at;
       p.appendChild(c);
       panel.appendChild(p);
     }
     var row = el("div", "reveal-actions");
-    row.appendChild(button(T("Show the table"), "secondary", "reveal-close", function () {
+    row.appendChild(button(gettext("Show the table"), "secondary", "reveal-close", function () {
       ov.dataset.dismissed = "1"; ov.hidden = true;
     }));
     if (over) {
-      var back = el("a", "button", T("Back to games"));
+      var back = el("a", "button", gettext("Back to games"));
       back.href = "/games/";
       row.appendChild(back);
     }
@@ -762,7 +773,7 @@
     document.querySelectorAll("[data-presence-seat]").forEach(function (dot) {
       var on = (presence[dot.dataset.presenceSeat] || 0) > 0;
       dot.classList.toggle("online", on);
-      dot.title = on ? T("online") : T("offline");
+      dot.title = on ? gettext("online") : gettext("offline");
       dot.setAttribute("aria-label", dot.title);
     });
   }
@@ -772,7 +783,7 @@
     var now = serverNow();
     document.querySelectorAll("[data-until]").forEach(function (c) {
       var left = parseInt(c.dataset.until, 10) - now;
-      c.textContent = " " + secs(left) + T("s");
+      c.textContent = " " + secs(left) + gettext("s");
       c.classList.toggle("urgent", left < 5000);
     });
     var st = state();
@@ -795,7 +806,7 @@
       var st = state();
       var all = document.getElementById("pile-all");
       all.textContent = "";
-      if (!st || !st.pile.length) all.appendChild(el("p", "muted", T("The discard pile is empty.")));
+      if (!st || !st.pile.length) all.appendChild(el("p", "muted", gettext("The discard pile is empty.")));
       else st.pile.forEach(function (c) { all.appendChild(cardFace(c, "small")); });
       if (dialog.showModal) dialog.showModal(); else dialog.setAttribute("open", "");
     };
