@@ -2,8 +2,9 @@
 
 Host (English, desktop 1280x800) creates a private game; the guest (Japanese, phone 390x844)
 joins with the invite code; they take the opening look, play turns (draws, a swap, a discard),
-whoever played first calls crisp, the other takes the final turn, and the reveal shows everybody's cards and
-scores. The deck is random (the server's secret seed), so each turn plays whatever was drawn.
+whoever played first calls crisp, the other takes the final turn, and the reveal shows everybody's
+cards and scores. The deck is random (the server's secret seed),
+so each turn plays whatever was drawn.
 """
 
 from __future__ import annotations
