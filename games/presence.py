@@ -20,7 +20,7 @@ from django.conf import settings
 from redis import asyncio as aioredis
 
 TTL_SECONDS = 30
-REFRESH_SECONDS = 10
+REFRESH_SECONDS = 5
 
 _clients: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
 

@@ -116,6 +116,20 @@ def celery_worker(log_dir: Path, name: str = "w1", **env: str) -> LiveProcess:
     )
 
 
+def celery_beat(log_dir: Path, name: str = "beat", **env: str) -> LiveProcess:
+    """Celery beat (the periodic sweep), its schedule file in the log folder.
+
+    `CRISP_SWEEP_SECONDS` in `env` shortens the sweep period for a test.
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return LiveProcess(
+        f"celery-{name}",
+        [str(BIN / "celery"), "-A", "crisp_site", "beat", "--loglevel", "INFO",
+         "--schedule", str(log_dir / f"{name}-{os.getpid()}-schedule")],
+        process_env(**env), log_dir,
+    )
+
+
 def daphne(log_dir: Path, port: int, name: str = "daphne", **env: str) -> LiveProcess:
     return LiveProcess(
         name,
