@@ -115,6 +115,7 @@
   var lookSentRound = null;
   var logLines = [];
   var lastActionKey = "";
+  var retry = null;            // {action, key}: a move refused as stale, to send again once
   var endedWinners = null;
   var names = {};
   boot.seats.forEach(function (s) { names[s.seat] = s.name; });
@@ -185,9 +186,26 @@
     return Date.now().toString(36) + Math.random().toString(36).slice(2);
   }
 
-  function act(action) {
+  function turnKey(st) {
+    return st && st.turn ? st.round + ":" + st.turn.no + ":" + st.turn.draw_no : st ? st.round + ":-" : "";
+  }
+
+  function retryStale() {
+    var r = retry;
+    retry = null;
+    var st = state();
+    if (!r || !st) return;
+    var a = r.action;
+    var still = a.type === "look" ? ((st.you && st.you.can) || []).indexOf("look") >= 0
+      : a.type === "call" ? !!myWindow(st)
+      : turnKey(st) === r.key && (a.type === "draw" ? canDraw(st) : holding(st));
+    if (still) act(a, true);
+    else toast(gettext("The table changed just before your move — please try again."));
+  }
+
+  function act(action, retried) {
     var id = nextId++;
-    pending[id] = { action: action };
+    pending[id] = { action: action, retried: !!retried, key: turnKey(state()) };
     var ok = send({
       type: "act", id: id, action: action, version: version, idempotency_key: randomKey(),
     });
@@ -204,7 +222,7 @@
         setPayload(f.state, []);
         break;
       case "update":
-        if (f.version <= version) return;
+        if (f.version <= version) { if (retry) retryStale(); return; }
         if (version >= 0 && f.prev_version > version) { resync(); return; }
         version = f.version;
         setPayload(f.state, f.events || []);
@@ -239,12 +257,18 @@
   function onError(f) {
     var p = pending[f.id];
     delete pending[f.id];
-    if (p && p.action && p.action.type === "look") return; // nothing to look at any more
     if (f.code === "stale_version") {
-      toast(gettext("The table changed just before your move — please try again."));
+      // Something else happened first (a timer, another player's look). Catch up, and if the
+      // move still means the same thing at the new version, send it once more.
+      if (p && p.action && !p.retried) {
+        retry = { action: p.action, key: p.key };
+      } else {
+        toast(gettext("The table changed just before your move — please try again."));
+      }
       resync();
       return;
     }
+    if (p && p.action && p.action.type === "look") return; // nothing to look at any more
     if (f.code === "rate_limited") { toast(gettext("Slow down a little.")); return; }
     toast(f.detail || f.code);
   }
@@ -270,6 +294,7 @@
     }
     if (st && mode && !(st.turn && st.turn.seat === boot.you && st.held)) mode = null;
     render();
+    if (retry) retryStale();
     maybeLook();
   }
 
@@ -498,6 +523,17 @@
         row.appendChild(slot);
       }
       seat.appendChild(row);
+      if (mine) {
+        var peekUntil = 0;
+        Object.keys(peeks).forEach(function (k) { peekUntil = Math.max(peekUntil, peeks[k].until); });
+        if (peekUntil > serverNow()) {
+          var pt = el("div", "peek-timer", gettext("Memorise!"));
+          var pc = el("span", "countdown");
+          pc.dataset.until = Math.round(peekUntil);
+          pt.appendChild(pc);
+          seat.appendChild(pt);
+        }
+      }
       if (revealed) {
         var total = st.reveal.totals[s];
         var rs = st.reveal.round_scores[s];
@@ -658,7 +694,7 @@
       if (t.extra_draws_left) text += " · " + fmt(ngettext("%(n)s extra draw left", "%(n)s extra draws left", t.extra_draws_left), { n: t.extra_draws_left });
       if (t.phase === "start" && t.start_at > serverNow()) {
         until = t.start_at;
-        text += " · " + (t.no === 1 && t.draw_no === 0 ? gettext("memorise! play starts in") : gettext("may start in"));
+        text += " · " + (t.no === 1 && t.draw_no <= 1 ? gettext("memorise! play starts in") : gettext("may start in"));
       } else if (t.draw_deadline) {
         until = t.draw_deadline;
         text += " · " + gettext("time left");

@@ -28,6 +28,15 @@ def log_in(browser: Any, site: str, username: str, viewport: dict[str, int]) -> 
     context = browser.new_context(viewport=viewport, locale="en-GB")
     page = context.new_page()
     page.set_default_timeout(20_000)
+    page.errors = []  # JavaScript errors: the test fails if there are any
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.frames_seen = []  # the last WebSocket frames, printed if the test fails
+
+    def on_socket(socket: Any) -> None:
+        socket.on("framereceived", lambda f: page.frames_seen.append(("in", str(f)[:300])))
+        socket.on("framesent", lambda f: page.frames_seen.append(("out", str(f)[:300])))
+
+    page.on("websocket", on_socket)
     page.goto(f"{site}/accounts/login/?next=/games/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", DEFAULT_PASSWORD)
@@ -99,12 +108,25 @@ def play_turn(page: Any, prefer: str, after_draw: Any = None) -> str:
 
 @pytest.mark.django_db(transaction=True)
 def test_two_players_play_a_round(chromium: Any, site: str, artifacts: Path) -> None:
+    pages: dict[str, Any] = {}
+    try:
+        _play_a_round(chromium, site, artifacts, pages)
+    except BaseException:
+        for name, page in pages.items():
+            print(f"----- {name}: last WebSocket frames -----")
+            for direction, frame in page.frames_seen[-25:]:
+                print(direction, frame)
+        raise
+
+
+def _play_a_round(chromium: Any, site: str, artifacts: Path, pages: dict[str, Any]) -> None:
     started = time.monotonic()
     host_user = UserFactory(username="aiko", display_name="Aiko", language="en")
     guest_user = UserFactory(username="boris", display_name="Борис", language="ja")
 
     host = log_in(chromium, site, host_user.username, DESKTOP)
     guest = log_in(chromium, site, guest_user.username, PHONE)
+    pages.update(host=host, guest=guest)
     assert guest.locator("html").get_attribute("lang") == "ja"
 
     # The host creates a private game with pile drawing and a 60 s clock.
@@ -136,6 +158,7 @@ def test_two_players_play_a_round(chromium: Any, site: str, artifacts: Path) -> 
     for page in (host, guest):
         page.wait_for_selector("#table-app")
         wait_live(page)
+        assert page.errors == []
         page.wait_for_selector(".seat.mine .pcard.peek >> nth=1")
         # Only the left and right cards are shown; the centre stays face down.
         assert page.locator(".seat.mine .pcard.peek").count() == 2
@@ -148,7 +171,6 @@ def test_two_players_play_a_round(chromium: Any, site: str, artifacts: Path) -> 
         assert page.locator(".seat.mine .pcard.face").count() == 0
         assert page.evaluate("() => localStorage.length + sessionStorage.length") == 0
 
-    pages = {"host": host, "guest": guest}
     # Turn 1: draw and (if the card allows it) swap.
     first = whose_turn(pages)
     p = pages[first]
@@ -199,4 +221,5 @@ def test_two_players_play_a_round(chromium: Any, site: str, artifacts: Path) -> 
     guest.set_viewport_size(DESKTOP)
     guest.click("[data-key=reveal-close]")
     shot(guest, artifacts, "14-after-reveal-desktop-ja")
+    assert host.errors == [] and guest.errors == []
     assert time.monotonic() - started < 150
