@@ -30,8 +30,15 @@ def _as_drf_error(error: DjangoValidationError) -> ValidationError:
 class _ProfileOutput(serializers.ModelSerializer):
     class Meta:
         model = User
-        fields = ("id", "username", "display_name", "public_name", "email", "language",
-                  "date_joined")
+        fields = (
+            "id",
+            "username",
+            "display_name",
+            "public_name",
+            "email",
+            "language",
+            "date_joined",
+        )
 
 
 @extend_schema_serializer(component_name="ApiToken")

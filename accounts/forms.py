@@ -20,9 +20,7 @@ class SignUpForm(UserCreationForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["email"].required = False
-        self.fields["email"].help_text = _(
-            "Optional. Only used to send you a password-reset link."
-        )
+        self.fields["email"].help_text = _("Optional. Only used to send you a password-reset link.")
         self.fields["username"].widget.attrs["autocomplete"] = "username"
         self.fields["email"].widget.attrs["autocomplete"] = "email"
 

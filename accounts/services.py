@@ -88,9 +88,7 @@ def token_create(*, user: User, name: str) -> tuple[ApiToken, str]:
 @transaction.atomic
 def token_revoke(*, token: ApiToken) -> ApiToken:
     """Revoke a token for good. Revoking a revoked token changes nothing (keeps its time)."""
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     token.refresh_from_db(fields=["revoked_at"])
     return token
 

@@ -144,8 +144,15 @@ def test_session_api_calls_need_csrf(user):
 
 def test_profile_get(bot, user):
     data = bot.get(PROFILE).json()
-    assert set(data) == {"id", "username", "display_name", "public_name", "email", "language",
-                         "date_joined"}
+    assert set(data) == {
+        "id",
+        "username",
+        "display_name",
+        "public_name",
+        "email",
+        "language",
+        "date_joined",
+    }
     assert data["id"] == user.pk
     assert "password" not in data
 
@@ -160,8 +167,11 @@ def test_profile_patch(bot, user):
 
 @pytest.mark.parametrize(
     ("data", "field"),
-    [({"language": "de"}, "language"), ({"email": "nope"}, "email"),
-     ({"display_name": "x" * 41}, "display_name")],
+    [
+        ({"language": "de"}, "language"),
+        ({"email": "nope"}, "email"),
+        ({"display_name": "x" * 41}, "display_name"),
+    ],
 )
 def test_profile_patch_rejects_bad_input_with_400_json(bot, user, data, field):
     response = bot.patch(PROFILE, data, format="json")

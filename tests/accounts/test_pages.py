@@ -50,8 +50,15 @@ def test_signup_takes_the_current_site_language_as_preference(client):
         ({"username": "x", "password1": NEW_PASSWORD, "password2": "different-42"}, "password2"),
         ({"username": "x", "password1": "123", "password2": "123"}, "password2"),
         ({"username": "PLAYER", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD}, "username"),
-        ({"username": "x", "email": "not-an-address", "password1": NEW_PASSWORD,
-          "password2": NEW_PASSWORD}, "email"),
+        (
+            {
+                "username": "x",
+                "email": "not-an-address",
+                "password1": NEW_PASSWORD,
+                "password2": NEW_PASSWORD,
+            },
+            "email",
+        ),
     ],
 )
 def test_signup_shows_errors_and_creates_nothing(client, data, field):
@@ -126,8 +133,11 @@ def test_password_change(client):
     client.force_login(user)
     response = client.post(
         reverse("accounts:password_change"),
-        {"old_password": DEFAULT_PASSWORD, "new_password1": NEW_PASSWORD,
-         "new_password2": NEW_PASSWORD},
+        {
+            "old_password": DEFAULT_PASSWORD,
+            "new_password1": NEW_PASSWORD,
+            "new_password2": NEW_PASSWORD,
+        },
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("accounts:password_change_done")

@@ -80,8 +80,9 @@ def test_token_create_needs_a_name():
 
 def test_token_create_caps_the_active_tokens_but_revoked_ones_do_not_count():
     user = UserFactory()
-    made = [services.token_create(user=user, name=f"t{i}")[0]
-            for i in range(services.MAX_ACTIVE_TOKENS)]
+    made = [
+        services.token_create(user=user, name=f"t{i}")[0] for i in range(services.MAX_ACTIVE_TOKENS)
+    ]
     with pytest.raises(ValidationError):
         services.token_create(user=user, name="one too many")
     services.token_revoke(token=made[0])

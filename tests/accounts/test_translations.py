@@ -35,8 +35,10 @@ def _po_entries(path: Path) -> list[dict]:
             elif line.startswith('"') and current:
                 fields[current].append(line)
         if "msgid" in fields:
-            entry = {key: "".join(ast.literal_eval(part) for part in parts)
-                     for key, parts in fields.items()}
+            entry = {
+                key: "".join(ast.literal_eval(part) for part in parts)
+                for key, parts in fields.items()
+            }
             entry["fuzzy"] = "fuzzy" in flags
             entries.append(entry)
     return entries
@@ -47,8 +49,9 @@ def test_every_message_is_translated_and_none_is_fuzzy(language):
     po_file = LOCALE / language / "LC_MESSAGES" / "django.po"
     entries = [e for e in _po_entries(po_file) if e["msgid"]]
     assert len(entries) > 50
-    untranslated = [e["msgid"] for e in entries
-                    if not all(v for k, v in e.items() if k.startswith("msgstr"))]
+    untranslated = [
+        e["msgid"] for e in entries if not all(v for k, v in e.items() if k.startswith("msgstr"))
+    ]
     assert untranslated == []
     assert [e["msgid"] for e in entries if e["fuzzy"]] == []
 
