@@ -32,6 +32,7 @@ def make_game(
     timers: dict[str, int] | None = None,
     start: bool = True,
     seed: str | None = None,
+    target_score: int = 100,
 ) -> Game:
     """A game hosted by players[0] with every player seated, started with `timers`.
 
@@ -40,7 +41,7 @@ def make_game(
     """
     host, *others = players
     game = services.game_create(
-        host=host, target_score=100, draw_seconds=None, pile_draw=False, private=private
+        host=host, target_score=target_score, draw_seconds=None, pile_draw=False, private=private
     )
     for user in others:
         if private:
