@@ -17,7 +17,8 @@ from tests import live
 @pytest.mark.django_db
 async def test_home_page_over_asgi() -> None:
     communicator = HttpCommunicator(application, "GET", "/", headers=[(b"host", b"localhost")])
-    response = await communicator.get_response()
+    # The first request imports every URL module (DRF, drf-spectacular…): allow for a slow start.
+    response = await communicator.get_response(timeout=30)
     assert response["status"] == 200
     assert b"Crisp" in response["body"]
 
@@ -29,7 +30,7 @@ async def test_websocket_ping_travels_through_the_redis_layer() -> None:
         "/ws/ping/",
         headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")],
     )
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=30)
     assert connected
     await communicator.send_json_to({"type": "ping", "data": 42})
     assert await communicator.receive_json_from(timeout=5) == {"type": "pong", "data": 42}
@@ -45,7 +46,7 @@ async def test_websocket_from_a_foreign_origin_is_refused() -> None:
         "/ws/ping/",
         headers=[(b"origin", b"http://evil.example"), (b"host", b"localhost")],
     )
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=30)
     assert not connected
 
 
