@@ -464,6 +464,7 @@
   function renderSeats(st) {
     var box = document.getElementById("seats");
     box.textContent = "";
+    document.getElementById("felt").classList.toggle("many", st.seats > 4);
     var pos = seatPositions(st.seats, boot.you);
     var revealed = !!st.reveal;
     var pickOwn = mode && mode.kind === "queen" && !mode.place;

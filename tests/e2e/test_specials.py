@@ -1,0 +1,139 @@
+"""The special cards in the browser (Queen, Jack, King) and a full table of eight.
+
+The game is started through the service layer with a short memorise period, and the deck is
+stacked right after the deal (tests only: the stored engine snapshot is rewritten under the
+game's row lock before anyone has drawn), so the first draws are a Queen, a Jack and a King.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from games import services
+from games.models import Game
+from tests.e2e.test_play import DESKTOP, PHONE, log_in, shot, wait_live, whose_turn
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+
+def stack_deck(game: Game, first: list[str]) -> None:
+    """Put cards of these ranks (taken from the deck, in this order) on top of the deck."""
+    with transaction.atomic():
+        g = Game.objects.select_for_update().get(pk=game.pk)
+        deck = g.state["round"]["deck"]
+        top = []
+        for rank in first:
+            card = next(c for c in deck if c[0] == rank and c not in top)
+            top.append(card)
+        g.state["round"]["deck"] = top + [c for c in deck if c not in top]
+        g.save(update_fields=["state"])
+
+
+def peeks(page: Any) -> list[str]:
+    return page.eval_on_selector_all(
+        ".seat.mine .slot", "els => els.map(e => e.querySelector('.peek') ? 'P' : '-')"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
+    a_user = UserFactory(username="aiko", display_name="Aiko")
+    b_user = UserFactory(username="boris", display_name="Boris", language="ru")
+    game = services.game_create(host=a_user, target_score=100, draw_seconds=None, pile_draw=False)
+    services.game_join(game=game, user=b_user)
+    services.game_start(game=game, user=a_user, timers={"memorise_ms": 2500})
+    stack_deck(game, ["Q", "J", "K", "4", "5", "6", "7"])
+
+    a = log_in(chromium, site, "aiko", DESKTOP)
+    b = log_in(chromium, site, "boris", DESKTOP)
+    for page in (a, b):
+        page.goto(f"{site}/games/{game.pk}/")
+        wait_live(page)
+        page.wait_for_function("() => !document.querySelector('.pcard.peek')")  # opening look over
+    pages = {"aiko": a, "boris": b}
+    first = whose_turn(pages)
+    p, q = (a, b) if first == "aiko" else (b, a)
+
+    # Queen: give my left card, take the other player's right card; each may look once.
+    p.click("[data-key=draw-deck]")
+    p.wait_for_selector("[data-key=queen]")
+    assert p.locator("[data-key=discard]").count() == 1  # a Queen may also just be discarded
+    assert p.locator(".seat.mine button.slot").count() == 0  # and can never be swapped in
+    p.click("[data-key=queen]")
+    p.locator(".seat.mine button.slot").nth(0).click()
+    p.wait_for_selector(".seat:not(.mine) button.slot.pickable")
+    shot(p, artifacts, "20-queen-pick-opponent")
+    p.locator(".seat:not(.mine) button.slot").nth(2).click()
+    p.wait_for_selector(".seat.mine .pcard.peek")
+    q.wait_for_selector(".seat.mine .pcard.peek")
+    assert peeks(p) == ["P", "-", "-"]
+    assert peeks(q) == ["-", "-", "P"]
+    shot(q, artifacts, "21-queen-received-look")
+    for page in (p, q):
+        page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=6_000)
+    assert "swapped the left card with" in a.inner_text("#log")
+
+    # Jack: the other player looks at their own centre card, once.
+    assert whose_turn(pages) != first
+    q.click("[data-key=draw-deck]")
+    q.click("[data-key=jack]")
+    q.wait_for_selector(".seat.mine .pcard.peek")
+    assert peeks(q) == ["-", "P", "-"]
+    assert p.locator(".pcard.peek").count() == 0  # nobody else sees it
+    shot(q, artifacts, "22-jack-look")
+    q.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=6_000)
+
+    # King: two extra draws, each played like a draw (here: discarded).
+    assert whose_turn(pages) == first
+    p.click("[data-key=draw-deck]")
+    p.wait_for_selector("[data-key=king]")
+    assert p.locator("[data-key=discard]").count() == 0  # a King must be used
+    p.click("[data-key=king]")
+    for _ in range(2):
+        p.wait_for_selector("[data-key=draw-deck]")
+        shot(p, artifacts, "23-king-extra-draw")
+        p.click("[data-key=draw-deck]")
+        p.click("[data-key=discard]")
+        p.wait_for_function("() => !document.querySelector('[data-key=discard]')")
+    assert whose_turn(pages) != first
+    # The whole discard pile can be looked through.
+    q.click("#view-pile")
+    q.wait_for_selector("#pile-dialog[open] .pcard.face")
+    assert q.locator("#pile-all .pcard").count() == 5  # Q, J, 4, 5, K
+    shot(q, artifacts, "24-pile-viewer")
+    q.keyboard.press("Escape")
+    assert a.errors == [] and b.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
+    names = ["Aiko", "Boris", "Chiara", "Dmitri", "Emeka", "Fumiko", "Gustavo", "Hana"]
+    users = [UserFactory(username=n.lower(), display_name=n) for n in names]
+    game = services.game_create(host=users[0], draw_seconds=30)
+    for user in users[1:]:
+        services.game_join(game=game, user=user)
+    services.game_start(game=game, user=users[0])
+    page = log_in(chromium, site, "chiara", DESKTOP)
+    page.goto(f"{site}/games/{game.pk}/")
+    wait_live(page)
+    page.wait_for_selector(".seat.mine .pcard.peek")
+    assert page.locator(".seat").count() == 8
+    # No two seats overlap on the desktop table.
+    boxes = page.eval_on_selector_all(
+        ".seat", "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    for i, (l1, t1, r1, b1) in enumerate(boxes):
+        for l2, t2, r2, b2 in boxes[i + 1 :]:
+            assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, "seats overlap"
+    shot(page, artifacts, "30-eight-desktop")
+    page.set_viewport_size(PHONE)
+    time.sleep(0.3)
+    shot(page, artifacts, "31-eight-phone", full=True)
+    assert page.errors == []
