@@ -1,6 +1,6 @@
 """/api/v1/ routes of the games API (included from crisp_site/urls.py)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from games.api import schema, views  # noqa: F401 - schema registers the token scheme
 
@@ -18,4 +18,6 @@ urlpatterns = [
     path("games/<int:game_id>/state/", views.GameStateApi.as_view(), name="state"),
     path("games/<int:game_id>/actions/", views.GameActionsApi.as_view(), name="actions"),
     path("games/<int:game_id>/events/", views.GameEventsApi.as_view(), name="events"),
+    # Anything else under /api/v1/ (e.g. /games/-1/) is a JSON 404 too, never an HTML page.
+    re_path(r"^.*$", views.api_not_found, name="not-found"),
 ]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -272,3 +274,9 @@ class GameEventsApi(APIView):
             game=game, user=request.user, seq=q["since"], limit=q["limit"]
         )
         return Response({"version": game.version, "events": events})
+
+
+@csrf_exempt  # nothing happens here; a CSRF refusal would be an HTML page
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """The API's answer to an unknown path: the same error shape as every other refusal."""
+    return JsonResponse({"code": "not_found", "detail": "No such API endpoint."}, status=404)
