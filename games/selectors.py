@@ -181,18 +181,27 @@ def events_since(
     return [event_payload(event=e, seat=seat if e.version == game.version else None) for e in rows]
 
 
-def act_events_payload(*, game: Game, result: ActResult, seat: int | None) -> list[dict[str, Any]]:
+def act_events_payload(
+    *,
+    game: Game,
+    seat: int | None,
+    result: ActResult | None = None,
+    events: list[Event] | None = None,
+) -> list[dict[str, Any]]:
     """The events of an action's result as its actor receives them.
 
-    A first application is the moment itself: the actor gets the private forms (its look,
-    its drawn card) even if a timer has moved the game on since.  A replay (idempotency key)
-    follows the "once" rule of ``events_since``.
+    Given the ``result``: a first application is the moment itself, so the actor gets the
+    private forms (its look, its drawn card) even if a timer has moved the game on since; a
+    replay (idempotency key) follows the "once" rule of ``events_since``.  Given bare
+    ``events`` (no result): the "once" rule -- private forms only at the current version.
     """
+    if result is not None:
+        rows, fresh = result.events, not result.replayed
+    else:
+        rows, fresh = events or [], False
     return [
-        event_payload(
-            event=e, seat=seat if not result.replayed or e.version == game.version else None
-        )
-        for e in result.events
+        event_payload(event=e, seat=seat if fresh or e.version == game.version else None)
+        for e in rows
     ]
 
 
