@@ -100,7 +100,7 @@
   var payload = null;          // {game_id, version, status, state}
   var lastSeq = 0;
   var skew = 0;                // server clock − local clock (ms)
-  var bestRtt = Infinity;
+  var offsets = [];            // recent (server_time − local receive time) samples
   var attempts = 0;
   var reconnectTimer = null;
   var pingTimer = null;
@@ -154,13 +154,16 @@
     ws.onclose = function (e) {
       clearInterval(pingTimer);
       ws = null;
+      presence = {};  // unknown while we are not connected
+      renderPresence();
       if (e.code === 4401 || e.code === 4403 || e.code === 4404) {
         closedForGood = true;
         setConn("offline", e.code === 4401 ? gettext("Signed out — log in again.") : gettext("You cannot watch this game."));
         return;
       }
       attempts += 1;
-      var delay = Math.min(10000, 500 * Math.pow(2, attempts - 1)) * (0.75 + Math.random() * 0.5);
+      // docs/PROTOCOL.md: 0.2 s, doubling, capped at 5 s, with jitter.
+      var delay = Math.min(5000, 200 * Math.pow(2, attempts - 1)) * (0.75 + Math.random() * 0.5);
       setConn("offline", fmt(gettext("Connection lost — retrying in %(s)s s"), { s: Math.ceil(delay / 1000) }));
       clearTimeout(reconnectTimer);
       reconnectTimer = setTimeout(connect, delay);
@@ -176,7 +179,7 @@
   }
   function ping() {
     var id = "p" + (nextId++);
-    pending[id] = { ping: Date.now() };
+    pending[id] = { ping: true };
     send({ type: "ping", id: id });
   }
   function resync() { send({ type: "resync", version: version >= 0 ? version : null }); }
@@ -213,8 +216,12 @@
   }
 
   function onFrame(f) {
-    if (typeof f.server_time === "number" && bestRtt === Infinity) {
-      skew = f.server_time - Date.now();
+    if (typeof f.server_time === "number") {
+      // docs/PROTOCOL.md: the largest offset over the last few frames is the one with the
+      // least network delay.
+      offsets.push(f.server_time - Date.now());
+      if (offsets.length > 12) offsets.shift();
+      skew = Math.max.apply(null, offsets);
     }
     switch (f.type) {
       case "snapshot":
@@ -240,16 +247,7 @@
         renderPresence();
         break;
       case "pong":
-        var p = pending[f.id];
         delete pending[f.id];
-        if (p && p.ping) {
-          var now = Date.now();
-          var rtt = now - p.ping;
-          if (rtt <= bestRtt * 1.5 || bestRtt === Infinity) {
-            bestRtt = Math.min(bestRtt, rtt);
-            skew = f.server_time - (p.ping + rtt / 2);
-          }
-        }
         break;
     }
   }

@@ -44,13 +44,38 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+class Site:
+    """A running site: daphne (HTTP + WebSocket) and a Celery worker (the timers)."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.daphne = daphne(log_dir, self.port)
+
+    def stop_daphne(self) -> None:
+        self.daphne.stop()
+        wait_until(lambda: not port_open(self.port), 15, "daphne to stop")
+
+    def start_daphne(self) -> None:
+        self.daphne = daphne(self.log_dir, self.port, name="daphne-again").start()
+        wait_until(lambda: port_open(self.port), 30, "daphne to listen again")
+
+
 @pytest.fixture
-def site(transactional_db: Any, log_dir: Path) -> Iterator[str]:
-    """A running site (daphne for HTTP + WebSocket, a Celery worker for the timers)."""
-    port = free_port()
-    with running(daphne(log_dir, port), celery_worker(log_dir)):
-        wait_until(lambda: port_open(port), 30, "daphne to listen")
-        yield f"http://127.0.0.1:{port}"
+def live_site(transactional_db: Any, log_dir: Path) -> Iterator[Site]:
+    site = Site(log_dir)
+    with running(site.daphne, celery_worker(log_dir)):
+        wait_until(lambda: port_open(site.port), 30, "daphne to listen")
+        try:
+            yield site
+        finally:
+            site.daphne.stop()
+
+
+@pytest.fixture
+def site(live_site: Site) -> str:
+    return live_site.url
 
 
 @pytest.fixture

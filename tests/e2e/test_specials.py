@@ -137,3 +137,29 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     time.sleep(0.3)
     shot(page, artifacts, "31-eight-phone", full=True)
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reconnects_and_catches_up(chromium: Any, live_site: Any, artifacts: Path) -> None:
+    """The server goes away; the table says so, reconnects with backoff and catches up."""
+    a_user = UserFactory(username="aiko", display_name="Aiko")
+    b_user = UserFactory(username="boris", display_name="Boris")
+    game = services.game_create(host=a_user)
+    services.game_join(game=game, user=b_user)
+    services.game_start(game=game, user=a_user, timers={"memorise_ms": 60_000})
+    page = log_in(chromium, live_site.url, "aiko", DESKTOP)
+    page.goto(f"{live_site.url}/games/{game.pk}/")
+    wait_live(page)
+    page.wait_for_selector(".seat.mine .pcard.peek")
+
+    live_site.stop_daphne()
+    page.wait_for_selector("#conn[data-state=offline]")
+    shot(page, artifacts, "40-connection-lost")
+    # Meanwhile the other player takes the opening look.
+    services.game_act(game=game.pk, user=b_user, action={"type": "look"}, expected_version=None)
+    live_site.start_daphne()
+    wait_live(page)
+    page.wait_for_function(
+        "() => document.getElementById('log').textContent.includes('Boris looked')"
+    )
+    assert page.errors == []
