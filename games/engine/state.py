@@ -15,7 +15,7 @@ Conventions used throughout:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import BAD_SETTINGS, IllegalAction
@@ -64,7 +64,15 @@ class Settings:
             raise IllegalAction(BAD_SETTINGS, "start_delay_ms may not exceed window_ms")
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "target_score": self.target_score,
+            "draw_seconds": self.draw_seconds,
+            "pile_draw": self.pile_draw,
+            "window_ms": self.window_ms,
+            "start_delay_ms": self.start_delay_ms,
+            "memorise_ms": self.memorise_ms,
+            "between_rounds_ms": self.between_rounds_ms,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Settings:
@@ -111,6 +119,22 @@ class Turn:
             self.held_from,
             [k[:] for k in self.kings],
         )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "no": self.no,
+            "seat": self.seat,
+            "phase": self.phase,
+            "start_at": self.start_at,
+            "final": self.final,
+            "begun": self.begun,
+            "draw_no": self.draw_no,
+            "clock_from": self.clock_from,
+            "extra_draws": self.extra_draws,
+            "held": self.held,
+            "held_from": self.held_from,
+            "kings": [k[:] for k in self.kings],
+        }
 
 
 @dataclass(slots=True)
@@ -185,9 +209,17 @@ class Round:
             "looked": self.looked[:],
             "begun": self.begun[:],
             "last_end": [e[:] if e is not None else None for e in self.last_end],
-            "turn": asdict(self.turn) if self.turn is not None else None,
+            "turn": self.turn.to_json() if self.turn is not None else None,
             "turns_taken": self.turns_taken,
-            "windows": [asdict(w) for w in self.windows],
+            "windows": [
+                {
+                    "seat": w.seat,
+                    "turn_no": w.turn_no,
+                    "opened_at": w.opened_at,
+                    "closes_at": w.closes_at,
+                }
+                for w in self.windows
+            ],
             "caller": self.caller,
             "called_at": self.called_at,
             "finals_done": self.finals_done[:],

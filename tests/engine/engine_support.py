@@ -7,6 +7,8 @@ Scenarios speak in the wire vocabulary's short form (``"draw"``, ``"draw:pile"``
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -209,21 +211,17 @@ def of_type(events: Iterable[Event], typ: str) -> list[Event]:
     return [e for e in events if e.type == typ]
 
 
-CARD_CODES = frozenset(FULL_DECK)
+_CARD_TOKEN = re.compile(r'"([A2-9TJQK][SHDC])"')
 
 
 def cards_in(obj: Any) -> set[str]:
-    """Every card code anywhere inside a JSON-like value."""
-    found: set[str] = set()
-    stack = [obj]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, str):
-            if x in CARD_CODES:
-                found.add(x)
-        elif isinstance(x, dict):
-            stack.extend(x.values())
-            stack.extend(k for k in x if isinstance(k, str))
-        elif isinstance(x, list | tuple):
-            stack.extend(x)
-    return found
+    """Every card code anywhere inside a JSON-like value (as a whole JSON string, key or
+    value), or inside a plain string such as an error reason."""
+    if isinstance(obj, str):
+        return {c for c in re.findall(r"\b([A2-9TJQK][SHDC])\b", obj)}
+    return cards_in_json(json.dumps(obj))
+
+
+def cards_in_json(raw: str) -> set[str]:
+    """Every card code appearing as a whole JSON string in serialised JSON ``raw``."""
+    return set(_CARD_TOKEN.findall(raw))
