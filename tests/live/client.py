@@ -31,6 +31,7 @@ class Player:
         self.state: dict[str, Any] | None = None  # the engine view (payload["state"])
         self.payload: dict[str, Any] | None = None
         self.version = -1
+        self.first_version = -1  # the version of the first snapshot
         self.events: list[dict[str, Any]] = []
         self.frames: list[dict[str, Any]] = []
         self.closes: list[int | None] = []
@@ -56,6 +57,7 @@ class Player:
         self._task = asyncio.create_task(self._run())
         await asyncio.wait_for(self.connected.wait(), 20)
         await self.wait_for(lambda p: p.version >= 0, 20, "first frame")
+        self.first_version = self.version
         return self
 
     async def _run(self) -> None:
@@ -163,7 +165,8 @@ class Player:
         return await self.request({"type": "act", "action": action, **extra})
 
     async def wait_for(
-        self, check: Callable[[Player], bool], timeout: float, what: str = ""
+        self, check: Callable[[Player], bool], timeout: float, what: str = "",
+        poll: float = 0.5,
     ) -> None:
         deadline = time.monotonic() + timeout
         while not check(self):
@@ -172,7 +175,7 @@ class Player:
                 raise TimeoutError(f"{self.name}: timed out waiting for {what or check}")
             self._changed.clear()
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), min(left, 0.5))
+                await asyncio.wait_for(self._changed.wait(), min(left, poll))
 
     def server_now(self) -> float:
         return time.time() * 1000 + self.skew_ms
@@ -189,6 +192,16 @@ class Player:
     def my_turn_to_draw(self) -> bool:
         turn = self.turn()
         return bool(turn and turn["seat"] == self.seat and turn["phase"] == "draw")
+
+    def may_draw_now(self) -> bool:
+        """My turn, and its start delay is over by the server's clock (even if the timer that
+        announces it has not run yet: the server applies due deadlines before any action)."""
+        turn = self.turn()
+        if not turn or turn["seat"] != self.seat:
+            return False
+        if turn["phase"] == "draw":
+            return True
+        return turn["phase"] == "start" and self.server_now() >= turn["start_at"] + 20
 
     def has(self, event_type: str, **data: Any) -> bool:
         return any(
