@@ -639,7 +639,11 @@
         box.appendChild(button(gettext("Cancel"), "secondary", "cancel", function () { mode = null; render(); }));
         return;
       }
-      if (!special) box.appendChild(el("p", "hint", gettext("Click one of your cards to swap it, or discard.")));
+      if (st.held.source === "pile") {
+        box.appendChild(el("p", "hint", gettext("A card from the pile must be swapped in: click one of your cards.")));
+      } else if (!special) {
+        box.appendChild(el("p", "hint", gettext("Click one of your cards to swap it, or discard.")));
+      }
       if (card[0] === "K" && special) {
         box.appendChild(button(gettext("Use the King: two extra draws"), "", "king", function () { act({ type: "king" }); }));
       } else {

@@ -127,3 +127,21 @@ def test_pages_speak_japanese(host: Any) -> None:
     assert "КРИСП" in c.get("/games/jsi18n/").content.decode() or "\\u041a\\u0420" in c.get(
         "/games/jsi18n/"
     ).content.decode()
+
+
+@pytest.mark.parametrize("language", ["ja", "ru"])
+def test_every_table_string_is_translated(language: str) -> None:
+    """Each gettext("…") of table.js has a compiled translation (djangojs catalogs)."""
+    import gettext
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent.parent
+    source = (root / "static/js/table.js").read_text()
+    wanted = set(re.findall(r'\bn?gettext\("((?:[^"\\]|\\.)*)"', source))
+    assert len(wanted) > 90
+    mo = root / f"locale/{language}/LC_MESSAGES/djangojs.mo"
+    with mo.open("rb") as f:
+        catalog = gettext.GNUTranslations(f)
+    missing = [s for s in sorted(wanted) if catalog.gettext(s) == s and s not in {"R%(n)s"}]
+    assert missing == []
