@@ -191,28 +191,48 @@ def legal_actions(state: GameState, seat: int, now: int) -> list[Action]:
     return out
 
 
-def can(state: GameState, seat: int, now: int) -> list[str]:
-    """The action *types* ``seat`` may take at ``now`` -- the cheap summary views carry."""
+def can(
+    state: GameState, seat: int, now: int, deadlines: list[Deadline] | None = None
+) -> list[str]:
+    """The action *types* ``seat`` may take at ``now`` (``"draw_deck"``/``"draw_pile"`` for the
+    two draws) -- the cheap summary every view carries.
+
+    It answers the same question as ``legal_actions`` (the tests hold the two together) but
+    without building and refusing candidate actions, because the web layer renders a view for
+    every seat on every change.  ``deadlines`` may pass in ``pending_deadlines(state)`` when
+    the caller has it already.
+    """
     now = max(now, state.clock)
-    st = _advanced(state, now)
+    ds = pending_deadlines(state) if deadlines is None else deadlines
+    st = state if not ds or ds[0].at > now else _advanced(state, now)
     r = st.round
-    reps = [Action.look(), Action.call()]
-    t = r.turn
-    if t is not None and t.seat == seat:
-        if t.phase == "play":
-            reps += [
-                Action.swap("left"), Action.discard(), Action.jack(),
-                Action.queen("left", (seat + 1) % st.seats, "left"), Action.king(),
-            ]  # fmt: skip
-        else:
-            reps += [Action.draw("deck"), Action.draw("pile")]
+    if st.status != "playing" or r.reveal is not None or not 0 <= seat < st.seats:
+        return []
     out = []
-    for a in reps:
-        try:
-            _check(st, seat, a, now)
-        except IllegalAction:
-            continue
-        out.append(f"draw_{a.source}" if a.type == "draw" else a.type)
+    if not r.looked[seat] and not r.begun[seat]:
+        out.append("look")
+    if r.caller is None and any(w.seat == seat and now <= w.closes_at for w in r.windows):
+        out.append("call")
+    t = r.turn
+    if t is None or t.seat != seat:
+        return out
+    if t.phase == "play":
+        held = t.held
+        assert held is not None
+        if t.held_from == "pile":
+            out.append("swap")
+        elif held[0] == "K":
+            out.append("king")
+        elif held[0] == "J":
+            out += ["discard", "jack"]
+        elif held[0] == "Q":
+            out += ["discard", "queen"]
+        else:
+            out += ["swap", "discard"]
+    elif t.phase == "draw" or now >= t.start_at:
+        out.append("draw_deck")
+        if st.settings.pile_draw and r.pile:
+            out.append("draw_pile")
     return out
 
 

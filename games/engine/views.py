@@ -15,14 +15,24 @@ What anyone may see:
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from .actions import Event
 from .deadlines import pending_deadlines
 from .rules import can
-from .state import GameState
+from .state import GameState, Settings
 
 _HIDDEN_HAND = (None, None, None)
+
+
+@lru_cache(maxsize=64)
+def _settings_json_cached(settings: Settings) -> tuple[tuple[str, Any], ...]:
+    return tuple(settings.to_json().items())
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    return dict(_settings_json_cached(settings))
 
 
 def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
@@ -74,6 +84,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             "seat": t.seat,
             "at": t.start_at if t.phase == "start" else (turn or {}).get("draw_deadline"),
         }
+    deadlines = pending_deadlines(state)
     final_left = None
     if r.caller is not None and not revealed:
         final_left = n - 1 - len(r.finals_done)
@@ -84,7 +95,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
         "winners": state.winners[:],
         "round": r.number,
         "dealer": r.dealer,
-        "settings": state.settings.to_json(),
+        "settings": _settings_json(state.settings),
         "scores": state.scores[:],
         "history": [h[:] for h in state.history],
         "hands": hands,
@@ -113,11 +124,11 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             else None
         ),
         "next_round_at": r.next_round_at,
-        "deadlines": [d.to_json() for d in pending_deadlines(state)],
+        "deadlines": [{"key": d.key, "kind": d.kind, "at": d.at} for d in deadlines],
         "now": now,
     }
     if seat is not None:
-        out["you"] = {"can": can(state, seat, now) if 0 <= seat < n else []}
+        out["you"] = {"can": can(state, seat, now, deadlines)}
     return out
 
 

@@ -360,6 +360,12 @@ class Checked:
                 assert vw["held"]["card"] == self.know.held[1]
             if not self.know.revealed:
                 assert all(h == [None, None, None] for h in vw["hands"])
+            if v is not None:  # the cheap summary agrees with the full legality check
+                kinds = {
+                    f"draw_{a.source}" if a.type == "draw" else a.type
+                    for a in legal_actions(self.state, v, self.now)
+                }
+                assert set(vw["you"]["can"]) == kinds, (vw["you"]["can"], kinds)
 
     def check_replay(self) -> None:
         st_, _ = new_game(
