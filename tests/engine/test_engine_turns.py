@@ -3,6 +3,7 @@ special cards from the deck and from the pile, King chains, turning the pile ove
 
 from __future__ import annotations
 
+import pytest
 from engine_support import Table, of_type, types
 
 from games.engine import event_view
@@ -329,3 +330,75 @@ def test_s10_extra_draws_may_come_from_the_pile():
     assert t.hand(2)[2] == "AH"
     t.do(2, "draw", "discard")
     assert t.t.seat == 0
+
+
+def _specials_onto_pile(t: Table, card: str) -> None:
+    """Seat 1 draws ``card`` and gets it onto the pile the way the rules allow."""
+    if card[0] == "K":
+        t.do(1, "draw", "king", "draw", "discard", "draw", "discard")
+    else:
+        t.do(1, "draw", "discard")  # a Jack or Queen discarded unused
+    assert t.pile[-1] == card
+
+
+@pytest.mark.parametrize("card", ["JH", "QH", "KH"])
+def test_s10_each_special_from_the_pile_is_a_plain_ten(card):
+    t = Table(3, HANDS, top=[card, "AD", "2D"], pile_draw=True)
+    _specials_onto_pile(t, card)
+    t.do(2, "draw:pile")
+    assert t.view(0)["held"]["card"] == card  # public while held (R21)
+    for special in ("jack", "king", "queen:left>0:left"):
+        t.refuse(2, special, "no_effect_from_pile")
+    t.refuse(2, "discard", "must_swap")
+    t.do(2, "swap:left")
+    assert t.hand(2)[0] == card and t.t.seat == 0
+    t.do(0, "draw", "discard", "call")
+    t.do(1, "draw", "discard")
+    t.do(2, "draw", "discard")
+    assert t.r.reveal["totals"][2] == 10 + 8 + 9  # counted 10 like any court card (section 3)
+
+
+@pytest.mark.parametrize("card", ["JH", "QH", "KH"])
+def test_s5_each_special_from_the_deck_has_its_effect(card):
+    t = Table(3, HANDS, top=[card, "AD", "2D"])
+    play = {"JH": "jack", "QH": "queen:left>2:left", "KH": "king"}[card]
+    ev = t.do(1, "draw", play)
+    assert of_type(ev, play.split(":")[0])
+    if card == "KH":
+        assert t.t.seat == 1 and t.t.phase == "draw"  # extra draws
+    else:
+        assert t.pile == [card] and t.t.seat == 2
+
+
+def test_r6_jack_and_queen_reach_the_pile_in_the_instant_they_are_played():
+    t = Table(3, HANDS, top=["JH", "QH"])
+    ev = t.do(1, "draw", "jack")
+    assert t.pile == ["JH"] and types(ev)[2:4] == ["jack", "turn_ended"]
+    t.do(2, "draw", "queen:left>0:left")
+    assert t.pile == ["JH", "QH"]
+
+
+def test_r26_jack_and_queen_looks_are_part_of_the_play_event():
+    t = Table(3, HANDS, top=["JH", "QH"])
+    jack = of_type(t.do(1, "draw", "jack"), "jack")[0]
+    queen = of_type(t.do(2, "draw", "queen:left>0:right"), "queen")[0]
+    assert event_view(jack, 1)["data"]["centre"] == "5S"
+    assert event_view(queen, 2)["data"]["received"] == "3C"
+    assert event_view(queen, 0)["data"]["given"] == "7D"
+    assert "look" not in types(t.events)  # no separate look action is needed
+
+
+def test_s2_places_deck_and_pile_after_the_deal():
+    t = Table(3, HANDS)
+    assert [t.hand(s) for s in range(3)] == [HANDS[0], HANDS[1], HANDS[2]]
+    assert len(t.deck_left) == 52 - 9 and t.pile == []
+    assert t.t.seat == 1  # the dealer's left plays first
+
+
+def test_s6_empty_deck_turns_the_pile_over_before_the_draw():
+    t = Table(2, {0: ["AC", "2C", "3C"], 1: ["4S", "5S", "6S"]})
+    t = Table(2, {0: ["AC", "2C", "3C"], 1: ["4S", "5S", "6S"]}, top=_specials_first(t))
+    _exhaust(t)
+    pile = t.pile
+    ev = t.do(t.t.seat, "draw")
+    assert types(ev)[-2:] == ["pile_turned", "draw"] and len(t.deck_left) == len(pile) - 1

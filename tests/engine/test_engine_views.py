@@ -7,6 +7,7 @@ import doctest
 import importlib
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +271,18 @@ def test_new_game_events_and_view_at_the_deal_are_json_safe():
     for s in (None, *range(8)):
         json.dumps(view(st, s, 123))
         json.dumps([event_view(e, s) for e in ev])
+
+
+def test_every_section_and_ruling_has_a_scenario_test():
+    """RULES.md numbers every section (s1-s10), ruling (r1-r27) and X1; each has a test whose
+    name carries the number."""
+    names = []
+    for path in Path(__file__).parent.glob("test_engine_*.py"):
+        names += [
+            n.name
+            for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")
+        ]
+    tags = [f"s{i}" for i in range(1, 11)] + [f"r{i}" for i in range(1, 28)] + ["x1"]
+    missing = [t for t in tags if not any(re.search(rf"(^test_|_){t}(_|$)", n) for n in names)]
+    assert missing == []
