@@ -38,7 +38,13 @@ def test_worked_session_runs(live_server, transactional_db, capsys):
     code = re.sub(r"^ALICE_TOKEN = .*$", f"ALICE_TOKEN = {keys[0]!r}", code, flags=re.M)
     code = re.sub(r"^BOB_TOKEN = .*$", f"BOB_TOKEN = {keys[1]!r}", code, flags=re.M)
     namespace: dict = {}
-    exec(compile(code, str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
+    try:
+        exec(compile(code, str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
+    except Exception:
+        from games.models import Event
+
+        log = Event.objects.order_by("game", "seq").values_list("version", "type", "data")
+        pytest.fail("worked session failed; the log:\n" + "\n".join(map(str, log)))
 
     game = Game.objects.get(pk=namespace["game"]["id"])
     assert game.rounds.get(number=1).result is not None  # the round was revealed
