@@ -110,3 +110,4 @@ def test_one_winner_per_version(users, fake_clock):
     for _, action, seat, now in wins:
         st, _ = engine_apply(st, seat, Action.from_wire(action), now)
     assert Game.objects.get(pk=game.pk).state == st.to_json()
+    print(f"concurrency: {len(results)} posts, {len(wins)} won, {len(losses)} stale")
