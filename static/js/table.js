@@ -357,7 +357,7 @@
         if (d.source === "pile") {
           return fmt(gettext("%(name)s took %(card)s from the discard pile."), { name: who, card: cardText(d.card) });
         }
-        if (d.seat === boot.you && d.card) return fmt(gettext("You drew %(card)s."), { card: cardText(d.card) });
+        // Never the value of one's own deck draw: swapped in, it is a hidden card again (R4/R5).
         return fmt(gettext("%(name)s drew from the deck."), { name: who });
       case "swap":
         return fmt(gettext("%(name)s swapped the %(place)s card; %(card)s discarded."),
@@ -680,6 +680,11 @@
   }
 
   function renderStatus(st) {
+    var chip = document.querySelector(".status-chip");
+    if (chip && st.status === "finished" && !chip.classList.contains("status-finished")) {
+      chip.className = "chip status-chip status-finished";
+      chip.textContent = gettext("Finished");
+    }
     var bar = document.getElementById("status-bar");
     bar.textContent = "";
     var text = "";
@@ -761,7 +766,7 @@
     if (over) {
       var w = st.winners.map(function (s) { return names[s]; }).join(", ");
       panel.appendChild(el("p", "winners", st.winners.indexOf(boot.you) >= 0
-        ? gettext("You win!") + " 🏆" : fmt(ngettext("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
+        ? "★ " + gettext("You win!") + " ★" : fmt(ngettext("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
     }
     var caller = rv ? st.caller : null;
     if (caller !== null) {

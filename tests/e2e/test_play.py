@@ -215,6 +215,7 @@ def _play_a_round(chromium: Any, site: str, artifacts: Path, pages: dict[str, An
     log = host.inner_text("#log")
     assert "called CRISP" in log
     assert "discarded" in log
+    assert "You drew from the deck." in log  # never the value of one's own draw (R4/R5)
     # Japanese phone view of the same table, and an English phone view.
     host.set_viewport_size(PHONE)
     shot(host, artifacts, "13-after-reveal-phone-en", full=True)

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from games import services
 from games.models import Game
-from tests.e2e.test_play import DESKTOP, PHONE, log_in, shot, wait_live, whose_turn
+from tests.e2e.test_play import DESKTOP, PHONE, log_in, play_turn, shot, wait_live, whose_turn
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -163,3 +163,45 @@ def test_reconnects_and_catches_up(chromium: Any, live_site: Any, artifacts: Pat
         "() => document.getElementById('log').textContent.includes('Boris looked')"
     )
     assert page.errors == []
+
+
+def set_target(game: Game, target: int) -> None:
+    """Tests only: lower the end score in the stored snapshot, so one round ends the game."""
+    with transaction.atomic():
+        g = Game.objects.select_for_update().get(pk=game.pk)
+        g.state["settings"]["target_score"] = target
+        g.save(update_fields=["state"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_game_over_shows_the_winners(chromium: Any, site: str, artifacts: Path) -> None:
+    a_user = UserFactory(username="aiko", display_name="Aiko")
+    b_user = UserFactory(username="boris", display_name="Boris", language="ja")
+    game = services.game_create(host=a_user, target_score=50)
+    services.game_join(game=game, user=b_user)
+    services.game_start(game=game, user=a_user, timers={"memorise_ms": 1500})
+    set_target(game, 1)
+    stack_deck(game, ["4", "5", "6"])  # no specials: plain discards
+    a = log_in(chromium, site, "aiko", DESKTOP)
+    b = log_in(chromium, site, "boris", PHONE)
+    for page in (a, b):
+        page.goto(f"{site}/games/{game.pk}/")
+        wait_live(page)
+    pages = {"aiko": a, "boris": b}
+    first = whose_turn(pages)
+    p, q = (a, b) if first == "aiko" else (b, a)
+    play_turn(p, "discard")
+    p.click("[data-key=call]")
+    assert whose_turn(pages) != first
+    play_turn(q, "discard")
+    for page in (a, b):
+        page.wait_for_selector("#reveal:not([hidden]) .winners")
+        assert page.locator("#reveal a[href='/games/']").count() == 1
+    shot(a, artifacts, "50-game-over-desktop-en")
+    shot(b, artifacts, "51-game-over-phone-ja")
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    winners = [["Aiko", "Boris"][s] for s in game.winners]
+    text = a.inner_text(".winners")
+    assert all(name in text for name in winners) or "You win" in text
+    assert a.errors == [] and b.errors == []
