@@ -268,7 +268,23 @@
     }
     if (p && p.action && p.action.type === "look") return; // nothing to look at any more
     if (f.code === "rate_limited") { toast(gettext("Slow down a little.")); return; }
-    toast(f.detail || f.code);
+    var words = {
+      not_your_turn: gettext("It is not your turn."),
+      too_early: gettext("Not yet — wait for the countdown."),
+      window_closed: gettext("Too late: your crisp window has closed."),
+      no_window: gettext("You can call crisp only just after your own turn."),
+      already_called: gettext("Someone has already called crisp this round."),
+      final_turns: gettext("Nobody may call crisp during the final turns."),
+      must_play_king: gettext("A King from the deck must be used."),
+      must_swap: gettext("A card from the pile must be swapped in."),
+      special_not_swappable: gettext("A Jack, Queen or King from the deck cannot be swapped in."),
+      pile_empty: gettext("The discard pile is empty."),
+      round_over: gettext("The round is over."),
+      game_finished: gettext("The game is over."),
+      game_over: gettext("The game is over."),
+      not_seated: gettext("You have no seat at this game."),
+    };
+    toast(words[f.code] || f.detail || f.code);
   }
 
   function setPayload(newPayload, events) {
@@ -679,7 +695,10 @@
     act({ type: "swap", place: place });
   }
 
+  var baseTitle = document.title;
   function renderStatus(st) {
+    var yourMove = st.status === "playing" && !st.reveal && (myTurn(st) || !!myWindow(st));
+    document.title = (yourMove ? "● " + gettext("Your turn") + " · " : "") + baseTitle;
     var chip = document.querySelector(".status-chip");
     if (chip && st.status === "finished" && !chip.classList.contains("status-finished")) {
       chip.className = "chip status-chip status-finished";

@@ -115,11 +115,13 @@ def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
 def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     names = ["Aiko", "Boris", "Chiara", "Dmitri", "Emeka", "Fumiko", "Gustavo", "Hana"]
     users = [UserFactory(username=n.lower(), display_name=n) for n in names]
+    page = log_in(chromium, site, "chiara", DESKTOP)
+    # The lobby's list of open games refreshes by itself.
     game = services.game_create(host=users[0], draw_seconds=30)
+    page.wait_for_selector(f"#open-games-body form[action='/games/{game.pk}/join/']")
     for user in users[1:]:
         services.game_join(game=game, user=user)
     services.game_start(game=game, user=users[0])
-    page = log_in(chromium, site, "chiara", DESKTOP)
     page.goto(f"{site}/games/{game.pk}/")
     wait_live(page)
     page.wait_for_selector(".seat.mine .pcard.peek")

@@ -1,0 +1,28 @@
+/* Crisp online — the games lobby keeps its lists fresh without a reload.
+ *
+ * Every few seconds (only while the tab is visible) it fetches this same page and swaps in the
+ * "Open games" and "My games" lists, unless the keyboard focus is inside one of them.
+ */
+(function () {
+  "use strict";
+  var regions = document.querySelectorAll("[data-live-region]");
+  if (!regions.length || !window.fetch || !window.DOMParser) return;
+
+  function refresh() {
+    if (document.hidden) return;
+    fetch(location.href, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (r) { return r.ok && !r.redirected ? r.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        regions.forEach(function (region) {
+          var fresh = doc.getElementById(region.id);
+          if (!fresh || region.contains(document.activeElement)) return;
+          if (fresh.innerHTML !== region.innerHTML) region.innerHTML = fresh.innerHTML;
+        });
+      })
+      .catch(function () { /* offline: try again next time */ });
+  }
+  setInterval(refresh, 8000);
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
+})();
