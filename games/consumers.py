@@ -78,7 +78,7 @@ def _table_for(game_id: int, user: Any) -> tuple[broadcast.Table, int | None]:
                       error.detail) from None
     table = broadcast.load_table(game_id, game)
     assert table is not None
-    seat = next((n for n, u in table.seat_users.items() if u.pk == user.pk), None)
+    seat = next((n for n, uid in table.seat_users.items() if uid == user.pk), None)
     return table, seat
 
 
