@@ -718,6 +718,7 @@
       var who = t.seat === boot.you ? gettext("Your turn") : fmt(gettext("%(name)s's turn"), { name: names[t.seat] });
       text = fmt(gettext("Round %(n)s · %(who)s"), { n: st.round, who: who });
       if (t.final) text += " · " + gettext("final turn");
+      if (t.draw_no > 1) text += " · " + gettext("King's extra draw");
       if (t.extra_draws_left) text += " · " + fmt(ngettext("%(n)s extra draw left", "%(n)s extra draws left", t.extra_draws_left), { n: t.extra_draws_left });
       if (t.phase === "start" && t.start_at > serverNow()) {
         until = t.start_at;

@@ -139,6 +139,16 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     time.sleep(0.3)
     shot(page, artifacts, "31-eight-phone", full=True)
     assert page.errors == []
+    # Someone without a seat watches a public game: every card face down, no actions.
+    UserFactory(username="ivan", display_name="Ivan")
+    watcher = log_in(chromium, site, "ivan", PHONE)
+    watcher.goto(f"{site}/games/{game.pk}/")
+    wait_live(watcher)
+    watcher.wait_for_selector("#actions .muted")
+    assert watcher.locator(".seat").count() == 8
+    assert watcher.locator(".seat.mine").count() == 0
+    assert watcher.locator(".pcard.face").count() == 0
+    assert watcher.errors == []
 
 
 @pytest.mark.django_db(transaction=True)
