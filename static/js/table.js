@@ -158,6 +158,7 @@
       renderPresence();
       if (e.code === 4401 || e.code === 4403 || e.code === 4404) {
         closedForGood = true;
+        if (!app && e.code !== 4401) { location.href = "/games/"; return; }  // e.g. kicked
         setConn("offline", e.code === 4401 ? gettext("Signed out — log in again.") : gettext("You cannot watch this game."));
         return;
       }
