@@ -298,6 +298,10 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
 
+    def on_term(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # so the `finally` blocks stop every process we started
+
+    signal.signal(signal.SIGTERM, on_term)
     tmp = Path(tempfile.mkdtemp(prefix="crisp-bench-"))
     logs = tmp / "logs"
     logs.mkdir()

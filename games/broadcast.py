@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 import os
+import queue
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -246,19 +247,92 @@ class _SenderLoop:
 _sender = _SenderLoop()
 
 
-def game_changed(game_id: int, version: int) -> None:
-    """Push version `version` of the game to every receiver (run on commit; never raises).
+class Dispatcher:
+    """One background thread per process that runs the live layer's after-commit work.
 
-    The change is committed whatever happens here: if Redis is unreachable the receivers miss
-    the frame and catch up when they reconnect or see the next version (a gap), so a failure is
-    logged, not raised into the request or task that made the change.
+    Why: on commit, the change's author is a daphne process's *single* database thread (an
+    action over a socket) or a Celery task. Reading the table and computing every group's
+    frame there (~5 ms) would stall every other table of that daphne process behind it, and
+    delay the next timer of that worker thread. Queued here, the author returns at once; one
+    thread per process keeps the frames of one process in commit order.
+
+    Broadcasts of one game coalesce: a job reads the game's newest version once, so a burst
+    of changes (a timer and an action back to back) costs one read, not one per version.
+    Work still queued when the process exits is lost: receivers catch up by version, and
+    the sweep enforces timers that were never enqueued.
     """
-    try:
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+        self._pending: dict[int, int] = {}  # game id -> lowest version not yet broadcast
+
+    def submit(self, job: Any) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._thread = threading.Thread(target=self._run, name="crisp-live", daemon=True)
+                self._pid = os.getpid()
+                self._thread.start()
+        self._queue.put(job)
+
+    def changed(self, game_id: int, version: int) -> None:
+        with self._lock:
+            known = self._pending.get(game_id)
+            self._pending[game_id] = version if known is None else min(known, version)
+            if known is not None:
+                return  # a job for this game is queued; it will cover this version too
+        self.submit(lambda: self._broadcast(game_id))
+
+    def _broadcast(self, game_id: int) -> None:
+        with self._lock:
+            version = self._pending.pop(game_id, None)
+        if version is None:
+            return
         messages = change_messages(game_id, version)
         if messages:
             _sender.run(send_all(messages))
+
+    def _run(self) -> None:
+        from django.db import close_old_connections, connection
+        from django.db.utils import DatabaseError
+
+        while True:
+            job = self._queue.get()
+            try:
+                job()
+            except DatabaseError:
+                logger.exception("live job failed (database); reconnecting")
+                connection.close()
+            except Exception:
+                logger.exception("live job failed")
+            finally:
+                if self._queue.empty():
+                    close_old_connections()
+
+    def drain(self, timeout: float = 10.0) -> None:
+        """Wait until everything queued so far has run (tests, benchmarks, shutdown)."""
+        done = threading.Event()
+        self.submit(done.set)
+        done.wait(timeout)
+
+
+dispatcher = Dispatcher()
+
+
+def game_changed(game_id: int, version: int) -> None:
+    """Push version `version` of the game to every receiver (run on commit; never raises).
+
+    Queued to the process's live thread (see `Dispatcher`), which reads the table once and
+    sends each redaction group its frame. The change is committed whatever happens there: if
+    Redis is unreachable the receivers miss the frame and catch up when they reconnect or see
+    the next version (a gap), so a failure is logged, not raised into the request or task.
+    """
+    try:
+        dispatcher.changed(game_id, version)
     except Exception:
-        logger.exception("broadcast of game %s version %s failed", game_id, version)
+        logger.exception("broadcast of game %s version %s not queued", game_id, version)
 
 
 def presence_message(game_id: int, summary: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -92,7 +92,7 @@ def _catch_up(game_id: int, user: Any, since: int | None) -> tuple[int | None, d
     return seat, broadcast.catch_up_frame(table, seat, since)
 
 
-def _act(game_id: int, user: Any, content: dict[str, Any]) -> dict[str, Any]:
+def _act(game_id: int, user: Any, seat: int | None, content: dict[str, Any]) -> dict[str, Any]:
     """Apply the action; the ack frame, with the action's events in the actor's form.
 
     The ack carries the events so the actor gets a private result (a Jack's look) even if the
@@ -108,8 +108,9 @@ def _act(game_id: int, user: Any, content: dict[str, Any]) -> dict[str, Any]:
         expected_version=content.get("version"),
         idempotency_key=content.get("idempotency_key"),
     )
-    game = Game.objects.only("pk", "version").get(pk=game_id)
-    seat = selectors.seat_for_user(game=game, user=user)
+    if result.replayed:
+        game = Game.objects.only("pk", "version").get(pk=game_id)
+        seat = selectors.seat_for_user(game=game, user=user)
     return {
         "type": "ack",
         "id": content.get("id"),
@@ -284,7 +285,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._error(ref, "bad_frame", "act needs an action object; see PROTOCOL.md.")
             return
         try:
-            ack = await database_sync_to_async(_act)(self.game_id, self.user, content)
+            ack = await database_sync_to_async(_act)(self.game_id, self.user, self.seat, content)
         except ServiceError as error:
             await self._error(ref, error.code, error.detail, error.extra)
             return

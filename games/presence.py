@@ -36,6 +36,7 @@ def client() -> aioredis.Redis:
     if found is None:
         for old in [k for k in _clients if k.is_closed()]:
             del _clients[old]
+            _run_ids.pop(old, None)
         pool = aioredis.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=50, timeout=10, socket_timeout=5
         )
@@ -56,7 +57,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def _summary(pipe_result: list[bytes]) -> dict[str, Any]:
+def _summary(pipe_result: list[bytes]) -> dict[str, Any]:
     seats: dict[str, int] = {}
     spectators = 0
     for raw in pipe_result:
@@ -82,7 +83,7 @@ async def touch(game_id: int, seat: int | None, channel_name: str) -> tuple[dict
         pipe.pexpire(key, TTL_SECONDS * 2000)
         pipe.zrange(key, 0, -1)
         pruned, added, _, members = await pipe.execute()
-    return await _summary(members), bool(pruned or added)
+    return _summary(members), bool(pruned or added)
 
 
 async def leave(game_id: int, seat: int | None, channel_name: str) -> dict[str, Any]:
@@ -93,10 +94,23 @@ async def leave(game_id: int, seat: int | None, channel_name: str) -> dict[str, 
         pipe.zremrangebyscore(key, "-inf", _now_ms())
         pipe.zrange(key, 0, -1)
         _, _, members = await pipe.execute()
-    return await _summary(members)
+    return _summary(members)
+
+
+_run_ids: dict[asyncio.AbstractEventLoop, tuple[float, str]] = {}
 
 
 async def server_run_id() -> str:
-    """The Redis server's run id: it changes when Redis restarts (groups may then be gone)."""
+    """The Redis server's run id: it changes when Redis restarts (groups may then be gone).
+
+    Cached for a second per process and loop: a thousand sockets refreshing every few seconds
+    need one `INFO` a second, not hundreds.
+    """
+    loop = asyncio.get_running_loop()
+    cached = _run_ids.get(loop)
+    if cached is not None and time.monotonic() - cached[0] < 1.0:
+        return cached[1]
     info = await client().info("server")
-    return str(info.get("run_id", ""))
+    run_id = str(info.get("run_id", ""))
+    _run_ids[loop] = (time.monotonic(), run_id)
+    return run_id

@@ -52,6 +52,18 @@ def _as_datetime(due: datetime | int | float) -> datetime:
 def schedule_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
     """Enqueue one countdown task per `(key, due)`; called on commit by the service layer.
 
+    Handed to the process's live thread (`games.broadcast.dispatcher`), so the change's author
+    (a daphne database thread, a worker thread) does not wait on the broker.
+    """
+    from games.broadcast import dispatcher
+
+    deadlines = list(deadlines)
+    dispatcher.submit(lambda: enqueue_deadlines(game_id, deadlines))
+
+
+def enqueue_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
+    """Enqueue one countdown task per `(key, due)`.
+
     Every change of a game passes all its pending deadlines, so the same key arrives many times
     (a window stays pending over several changes). A Redis `SET NX` marker per key lets only the
     first call enqueue; if Redis lost the marker (restart) the key is simply enqueued again,
