@@ -10,10 +10,11 @@ What it does, all in one run so the figures are comparable:
    spectators), 2,000 group messages of ~3 KB; deliveries per second until the last arrives.
 2. **A full stack per layer**: two daphne processes, a Celery worker and beat (real processes,
    private Redis, its own database), `--tables` tables of 3 bots over real WebSockets for
-   `--seconds`. Bots play at once when it is their turn (draw, then King or discard), never
-   call (a round ends only through a call, so it goes on), and let every fourth draw clock run
-   out. Product timer lengths except the draw limit (`--draw-seconds`, default 5 s instead of
-   30 s, so timeouts happen within the run).
+   `--seconds`. Bots think 0.5-2 s before each action (`--think-min/--think-max`; 0 for a
+   stress run), then draw and play (King, else discard), never call (a round ends only through
+   a call, so it goes on), and let a quarter of their turns' draw clocks run out. Product timer
+   lengths except the draw limit (`--draw-seconds`, default 8 s instead of 30 s, so timeouts
+   happen within the run).
    - **timer lateness**: the stored event's processing instant minus the deadline's own
      instant, for `window_closed` (3 s after a turn), `draw_timeout` and `may_start`;
    - **action to every seat**: from sending an `act` to each seat's socket receiving the
@@ -162,7 +163,7 @@ def make_tables(n: int, draw_seconds: int) -> list[tuple[int, list[str]]]:
 
 
 async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seconds: float,
-                     start_games: Any) -> dict[str, list[float]]:
+                     start_games: Any, think: tuple[float, float]) -> dict[str, Any]:
     from tests.live.client import Player
 
     class Timed(Player):
@@ -197,6 +198,8 @@ async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seco
                 await me.wait_for(lambda p, v=me.version: p.version > v, 120)  # let it time out
                 continue
             for action in ({"type": "draw", "source": "deck"}, None):
+                if think:
+                    await asyncio.sleep(rng.uniform(*think))
                 t0 = time.time()
                 if action is None:
                     card = me.state["held"]["card"] if me.state.get("held") else None
@@ -222,7 +225,7 @@ async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seco
         per_seat.extend((a - t0) * 1000 for a in arrivals)
         every_seat.append((max(arrivals) - t0) * 1000)
     await asyncio.gather(*(p.stop() for p in flat), return_exceptions=True)
-    return {"per_seat": per_seat, "every_seat": every_seat}
+    return {"per_seat": per_seat, "every_seat": every_seat, "acts": len(sent)}
 
 
 def lateness(game_ids: list[int]) -> dict[str, list[float]]:
@@ -272,9 +275,14 @@ def stack_run(kind: str, args: argparse.Namespace, env: dict[str, str], logs: Pa
             for g in ids:
                 services.game_start(game=g, user=Game.objects.get(pk=g).host)
 
-        result = asyncio.run(run_tables(ports, tables, args.seconds, start_games))
+        think = (args.think_min, args.think_max)
+        result = asyncio.run(run_tables(ports, tables, args.seconds, start_games, think))
         late = lateness(ids)
-        print(f"\n[{kind}] {args.tables} tables x 3 bots, {args.seconds:.0f} s, 2 daphnes")
+        fired = sum(len(v) for v in late.values())
+        load = os.getloadavg()[0]
+        print(f"\n[{kind}] {args.tables} tables x 3 bots, {args.seconds:.0f} s, 2 daphnes, "
+              f"think {think[0]}-{think[1]} s: {result['acts'] / args.seconds:.0f} acts/s, "
+              f"{fired / args.seconds:.0f} timer events/s, load average {load:.1f}")
         print(line("timer lateness: window_closed", late["window_closed"]))
         print(line("timer lateness: draw_timeout", late["draw_timeout"]))
         print(line("timer lateness: may_start", late["may_start"]))
@@ -293,7 +301,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=45)
-    parser.add_argument("--draw-seconds", type=int, default=5)
+    parser.add_argument("--draw-seconds", type=int, default=8)
+    parser.add_argument("--think-min", type=float, default=0.5,
+                        help="a bot's least thinking time before each action (s)")
+    parser.add_argument("--think-max", type=float, default=2.0)
     parser.add_argument("--layers", default="pubsub,classic")
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
