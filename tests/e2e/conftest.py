@@ -5,6 +5,7 @@ Screenshots go to `test-artifacts/e2e/` (git-ignored) so a person can look at th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ import pytest
 from tests.live import celery_worker, daphne, free_port, port_open, running, wait_until
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts" / "e2e"
+#: Browser contexts the current test opened (tests.e2e.test_play.log_in); closed at teardown.
+OPEN_CONTEXTS: list[Any] = []
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -54,7 +57,7 @@ class Site:
         self.daphne = daphne(log_dir, self.port)
 
     def stop_daphne(self) -> None:
-        self.daphne.stop()
+        self.daphne.kill()  # as a crash would: the browsers see their sockets drop
         wait_until(lambda: not port_open(self.port), 15, "daphne to stop")
 
     def start_daphne(self) -> None:
@@ -70,6 +73,10 @@ def live_site(transactional_db: Any, log_dir: Path) -> Iterator[Site]:
         try:
             yield site
         finally:
+            # Browsers first, so daphne has no open sockets to wait for when it stops.
+            while OPEN_CONTEXTS:
+                with contextlib.suppress(Exception):
+                    OPEN_CONTEXTS.pop().close()
             site.daphne.stop()
 
 

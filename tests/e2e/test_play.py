@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from games.models import Game
+from tests.e2e.conftest import OPEN_CONTEXTS
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -26,6 +27,7 @@ PHONE = {"width": 390, "height": 844}
 
 def log_in(browser: Any, site: str, username: str, viewport: dict[str, int]) -> Any:
     context = browser.new_context(viewport=viewport, locale="en-GB")
+    OPEN_CONTEXTS.append(context)
     page = context.new_page()
     page.set_default_timeout(20_000)
     page.errors = []  # JavaScript errors: the test fails if there are any

@@ -55,7 +55,8 @@ def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
     for page in (a, b):
         page.goto(f"{site}/games/{game.pk}/")
         wait_live(page)
-        page.wait_for_function("() => !document.querySelector('.pcard.peek')")  # opening look over
+        page.wait_for_selector(".seat.mine .pcard.peek")  # the opening look …
+        page.wait_for_function("() => !document.querySelector('.pcard.peek')")  # … and its end
     pages = {"aiko": a, "boris": b}
     first = whose_turn(pages)
     p, q = (a, b) if first == "aiko" else (b, a)
