@@ -14,10 +14,10 @@ test: $(VENV)/.dev
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
 
 bench: $(VENV)/.dev
 	$(PY) bench/engine.py
+	$(PY) bench/live.py
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (set PYTHON=...)")'
