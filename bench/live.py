@@ -306,6 +306,7 @@ def main() -> None:
                         help="a bot's least thinking time before each action (s)")
     parser.add_argument("--think-max", type=float, default=2.0)
     parser.add_argument("--layers", default="pubsub,classic")
+    parser.add_argument("--conn-max-age", type=int, default=60)
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
 
@@ -325,6 +326,10 @@ def main() -> None:
                REDIS_URL=redis.url, DATABASE_URL=args.database_url
                or f"sqlite:///{tmp / 'bench.sqlite3'}", LOG_LEVEL="WARNING",
                PYTHONUNBUFFERED="1")
+    # Persistent database connections, as production should run: with CONN_MAX_AGE=0 every
+    # database_sync_to_async call and every Celery task opens a new connection (a forked
+    # backend on PostgreSQL).
+    env.setdefault("CONN_MAX_AGE", str(args.conn_max_age))
     os.environ.update(env)
     try:
         import django
@@ -333,7 +338,8 @@ def main() -> None:
         subprocess.run([str(BIN / "python"), "manage.py", "migrate", "--noinput", "-v", "0"],  # noqa: S603
                        env=env, cwd=BASE_DIR, check=True)
         print(f"Crisp live bench — {os.cpu_count()} cores, database "
-              f"{env['DATABASE_URL'].split(':')[0]}, private Redis, logs in {logs}")
+              f"{env['DATABASE_URL'].split(':')[0]} (CONN_MAX_AGE={env['CONN_MAX_AGE']}), "
+              f"private Redis, logs in {logs}")
         print("\nchannel-layer fan-out (250 groups x 4 receivers, 2,000 messages of 3 KB):")
         rates = {}
         for kind in ("pubsub", "classic"):
