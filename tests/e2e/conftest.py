@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.live import celery_worker, daphne, free_port, port_open, running, wait_until
+from tests.processes import celery_worker, daphne, free_port, port_open, running, wait_until
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts" / "e2e"
 #: Browser contexts the current test opened (tests.e2e.test_play.log_in); closed at teardown.
@@ -29,22 +29,32 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium() -> Iterator[Any]:
     executable = shutil.which("chromium")
     if executable is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API runs an event loop of its own; the ORM calls the tests make between
-    # browser steps are ordinary synchronous code.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    # Playwright's sync API runs an event loop of its own in this thread; the ORM calls the tests
+    # make between browser steps are ordinary synchronous code. Package scope (not session): the
+    # loop must be gone before other packages' async tests run, and so must this variable.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=executable, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 class Site:

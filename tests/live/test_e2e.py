@@ -17,7 +17,7 @@ import pytest
 
 from accounts.services import token_create
 from games.models import Game
-from tests import live
+from tests import processes as live
 from tests.live.client import Player, comparable
 from tests.live.conftest import make_game, make_user
 

@@ -11,7 +11,7 @@ import websockets
 from channels.testing import HttpCommunicator, WebsocketCommunicator
 
 from crisp_site.asgi import application
-from tests import live
+from tests import processes as live
 
 
 @pytest.mark.django_db

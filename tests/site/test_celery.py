@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from crisp_site.tasks import record_run
-from tests import live
+from tests import processes as live
 
 
 @pytest.mark.live

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import live
+from tests import processes as live
 
 
 @pytest.mark.django_db

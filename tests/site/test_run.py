@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import BASE_DIR, free_port, wait_until
+from tests.processes import BASE_DIR, free_port, wait_until
 
 
 def _descendants(pid: int) -> set[int]:

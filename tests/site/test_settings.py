@@ -9,7 +9,7 @@ import sys
 import pytest
 from django.core.management import call_command
 
-from tests.live import BASE_DIR
+from tests.processes import BASE_DIR
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -38,6 +38,8 @@ def database_url() -> str:
 def process_env(**extra: str) -> dict[str, str]:
     """Environment for a child process that shares this test's database and Redis."""
     env = dict(os.environ)
+    # Set by the browser tests for their own process only; never wanted in a server process.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(
         DJANGO_SETTINGS_MODULE="crisp_site.test_settings",
         DATABASE_URL=database_url(),
