@@ -3,7 +3,8 @@
 Starts, in order: the embedded Redis (only when `REDIS_URL` is unset), database migrations, then
 daphne (HTTP + WebSocket), a Celery worker (timers) and Celery beat (the periodic sweep). Prints
 the URL once `/healthz` is green. Ctrl-C (or SIGTERM) stops every process it started, newest
-first; if any of them dies on its own, the rest are stopped too and the exit status is non-zero.
+first. A process that dies on its own is restarted; one that dies five times in a minute stops
+the whole site with a non-zero exit status.
 Children also get a parent-death signal, so even a SIGKILLed supervisor leaves no orphans.
 """
 
@@ -57,9 +58,17 @@ def _health(url: str) -> dict:
         return {}
 
 
+# A child that dies is restarted (a Celery worker, for one, exits when its Redis connection
+# drops); one that keeps dying is a real fault, and then the whole site stops.
+_RESTARTS_ALLOWED = 5
+_RESTART_WINDOW = 60.0
+
+
 class Supervisor:
     def __init__(self) -> None:
         self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.commands: dict[str, tuple[list[str], dict[str, str]]] = {}
+        self.restarts: dict[str, list[float]] = {}
         self.redis: embedded_redis.EmbeddedRedis | None = None
         self.stopping = False
 
@@ -67,7 +76,24 @@ class Supervisor:
         process = subprocess.Popen(
             args, env=env, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
         )
-        self.children.append((name, process))
+        self.commands[name] = (args, env)
+        self.children = [(n, p) for n, p in self.children if n != name] + [(name, process)]
+
+    def restart_dead(self) -> bool:
+        """Restart every child that exited; False when one died too often to go on."""
+        for name, process in list(self.children):
+            if process.poll() is None:
+                continue
+            now = time.monotonic()
+            recent = [t for t in self.restarts.get(name, []) if now - t < _RESTART_WINDOW]
+            if len(recent) >= _RESTARTS_ALLOWED:
+                print(f"{name} exited {len(recent) + 1} times within {_RESTART_WINDOW:.0f}s "
+                      f"(last status {process.returncode}); stopping.", flush=True)
+                return False
+            print(f"{name} exited with status {process.returncode}; restarting it.", flush=True)
+            self.restarts[name] = [*recent, now]
+            self.spawn(name, *self.commands[name])
+        return True
 
     def stop(self) -> None:
         self.stopping = True
@@ -125,12 +151,9 @@ class Supervisor:
             banner = "=" * 64
             print(f"\n{banner}\n  Crisp online is running at {url}\n"
                   f"  health: {json.dumps(health)}\n  Stop with Ctrl-C.\n{banner}\n", flush=True)
-            while True:
-                for name, process in self.children:
-                    if process.poll() is not None:
-                        print(f"{name} exited with status {process.returncode}; stopping.")
-                        return 1
+            while self.restart_dead():
                 time.sleep(0.5)
+            return 1
         except KeyboardInterrupt:
             print("\nStopping…", flush=True)
             return 0

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -31,6 +32,14 @@ def _descendants(pid: int) -> set[int]:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+def _healthz(port: int) -> dict:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        return json.load(error)
 
 
 def _alive(pid: int) -> bool:
@@ -61,6 +70,17 @@ def test_supervisor_serves_a_healthy_site_and_stops_everything(tmp_path: Path) -
         assert f"http://localhost:{port}/" in (tmp_path / "run.log").read_text()
         children = _descendants(process.pid)
         assert len(children) >= 4  # redis-server, daphne, worker, beat (and worker's pool)
+
+        # A crashed worker is restarted, and the site is healthy again.
+        worker = next(pid for pid in children
+                      if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                      and Path(f"/proc/{pid}/stat").read_text().split()[3] == str(process.pid))
+        os.killpg(worker, signal.SIGKILL)
+        wait_until(lambda: "worker exited with status" in (tmp_path / "run.log").read_text(), 30,
+                   "the supervisor to notice the dead worker")
+        wait_until(lambda: _healthz(port).get("celery") is True, 90, "a restarted worker")
+        assert process.poll() is None
+        children = _descendants(process.pid)
 
         process.send_signal(signal.SIGINT)
         process.wait(60)
