@@ -93,6 +93,24 @@ class LoginView(auth_views.LoginView):
         return remember_language(response, form.get_user().language)
 
 
+def lockout_message(minutes: int | None) -> str:
+    """What a locked-out person reads: how long the lockout lasts, translated with plurals."""
+    if minutes is None:
+        return _(
+            "Too many failed log-in attempts. Log-in to this account from your address is "
+            "blocked; please contact us."
+        )
+    return translation.ngettext(
+        "Too many failed log-in attempts. For your safety, log-in to this account from "
+        "your address is blocked for %(minutes)d minute. You can reset your password "
+        "meanwhile.",
+        "Too many failed log-in attempts. For your safety, log-in to this account from "
+        "your address is blocked for %(minutes)d minutes. You can reset your password "
+        "meanwhile.",
+        minutes,
+    ) % {"minutes": minutes}
+
+
 def lockout_response(request: HttpRequest, original_response=None, credentials=None):
     """django-axes calls this (AXES_LOCKOUT_CALLABLE) instead of its plain-text lockout page:
     the log-in page again, with a translated explanation, status 429."""
@@ -100,21 +118,7 @@ def lockout_response(request: HttpRequest, original_response=None, credentials=N
 
     cool_off = get_cool_off(request)
     minutes = max(1, round(cool_off.total_seconds() / 60)) if cool_off else None
-    if minutes is None:
-        message = _(
-            "Too many failed log-in attempts. Log-in to this account from your address is "
-            "blocked; please contact us."
-        )
-    else:
-        message = translation.ngettext(
-            "Too many failed log-in attempts. For your safety, log-in to this account from "
-            "your address is blocked for %(minutes)d minute. You can reset your password "
-            "meanwhile.",
-            "Too many failed log-in attempts. For your safety, log-in to this account from "
-            "your address is blocked for %(minutes)d minutes. You can reset your password "
-            "meanwhile.",
-            minutes,
-        ) % {"minutes": minutes}
+    message = lockout_message(minutes)
     username = request.POST.get("username", "") if request.method == "POST" else ""
     form = AuthenticationForm(request, initial={"username": username})
     return render(

@@ -14,6 +14,8 @@ import pytest
 from django.conf import settings
 from django.utils import translation
 
+from accounts.views import lockout_message
+
 LOCALE = Path(settings.BASE_DIR) / "locale"
 LANGUAGES = ["ja", "ru"]
 
@@ -90,13 +92,5 @@ def test_python_strings_are_translated_at_runtime(language, expected):
 )
 def test_russian_plurals(minutes, word):
     with translation.override("ru"):
-        message = translation.ngettext(
-            "Too many failed log-in attempts. For your safety, log-in to this account from "
-            "your address is blocked for %(minutes)d minute. You can reset your password "
-            "meanwhile.",
-            "Too many failed log-in attempts. For your safety, log-in to this account from "
-            "your address is blocked for %(minutes)d minutes. You can reset your password "
-            "meanwhile.",
-            minutes,
-        ) % {"minutes": minutes}
+        message = lockout_message(minutes)
     assert f"на {minutes} {word}." in message
