@@ -357,15 +357,17 @@ def game_join(*, game: Game | int, user: AbstractBaseUser, invite_code: str | No
     """Take the next free seat of a lobby.  A private game needs its invite code.
 
     Locks the game row: two people racing for the last seat get one seat and one
-    ``game_full``.  A private game without the right code answers ``not_found`` -- the same
-    as a game that does not exist -- so codes cannot be probed through game ids.
+    ``game_full``.  A player already seated gets ``already_joined``.  Anyone else joining a
+    private game without the right code gets ``not_found`` -- the same as a game that does not
+    exist -- so codes cannot be probed through game ids.
     """
     g = _lock(game)
+    # The seat first: a seated player knows the game exists, code or not.
+    if _seat_of(g, user) is not None:
+        raise ServiceError("already_joined", "You already have a seat at this game.", status=409)
     if g.private and (not isinstance(invite_code, str) or invite_code.upper() != g.invite_code):
         raise ServiceError("not_found", "No such game.", status=404)
     _require_lobby(g)
-    if _seat_of(g, user) is not None:
-        raise ServiceError("already_joined", "You already have a seat at this game.", status=409)
     taken = Seat.objects.filter(game=g).count()
     if taken >= MAX_SEATS:
         raise ServiceError("game_full", f"The game already has {MAX_SEATS} players.", status=409)

@@ -200,3 +200,12 @@ def test_events_are_append_only(users):
     e.type = "forged"
     with pytest.raises(ValueError, match="append-only"):
         e.save()
+
+
+def test_seated_player_joining_a_private_game_without_the_code_is_already_joined(users):
+    g = services.game_create(host=users[0], private=True)
+    services.game_join(game=g, user=users[1], invite_code=g.invite_code)
+    for u in users[:2]:
+        err = refused("already_joined", services.game_join, game=g, user=u)
+        assert err.status == 409
+    refused("not_found", services.game_join, game=g, user=users[2])
