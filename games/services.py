@@ -411,7 +411,7 @@ def game_leave(*, game: Game | int, user: AbstractBaseUser) -> Game:
     g = _lock(game)
     seat = _seat_of(g, user)
     if seat is None:
-        raise ServiceError("not_seated", "You have no seat at this game.", status=409)
+        raise ServiceError("not_seated", "You have no seat at this game.", status=403)
     _require_lobby(g)
     _remove_seat(g, seat, event_type="seat_left", at=clock.now_ms())
     return g

@@ -132,7 +132,7 @@ def test_leave_and_kick(users, lobby):
         services.game_join(game=lobby, user=u)
     url = f"{BASE}{lobby.pk}/"
     assert post(client_for(users[1]), url + "leave/").json()["you"] is None
-    err(post(client_for(users[1]), url + "leave/"), 409, "not_seated")
+    err(post(client_for(users[1]), url + "leave/"), 403, "not_seated")
     err(post(client_for(users[2]), url + "kick/", {"seat": 2}), 403, "not_host")
     err(post(client_for(users[0]), url + "kick/", {"seat": 0}), 400, "cannot_kick_self")
     err(post(client_for(users[0]), url + "kick/", {"seat": 6}), 404, "no_such_seat")

@@ -93,7 +93,7 @@ def test_leave_renumbers_and_passes_host(users):
         (1, users[3].pk),
     ]
     assert codes(g)[-2:] == ["seat_left", "host_changed"]
-    refused("not_seated", services.game_leave, game=g, user=users[0])
+    assert refused("not_seated", services.game_leave, game=g, user=users[0]).status == 403
 
 
 def test_last_one_out_abandons(users):
