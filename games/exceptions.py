@@ -4,12 +4,15 @@ Registered as ``REST_FRAMEWORK["EXCEPTION_HANDLER"]``.  One application error ty
 (``ServiceError``) plus the engine's ``IllegalAction`` and DRF's own exceptions (validation,
 parsing, authentication, permissions, 404, 405 …) all come out in the same shape with a stable
 ``code``, so API clients switch on codes and never parse prose.  A database lock wait that
-times out (PostgreSQL ``lock_timeout``, SQLite ``database is locked``) is a 503 ``busy`` with
-``Retry-After`` -- the request changed nothing and may simply be retried.
+times out (PostgreSQL sqlstate 55P03 ``lock_not_available``, SQLite ``database is locked``) is a
+503 ``busy`` with ``Retry-After`` -- the request changed nothing and may simply be retried.  Any
+other database ``OperationalError`` (a lost connection, a disk error …) is logged and left to DRF:
+a 500, never disguised as ``busy``.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -22,6 +25,11 @@ from rest_framework.views import set_rollback
 
 from games.engine import IllegalAction
 from games.errors import ServiceError
+
+logger = logging.getLogger(__name__)
+
+#: PostgreSQL's ``lock_not_available``: ``lock_timeout`` ran out, or ``NOWAIT`` found a lock.
+_PG_LOCK_NOT_AVAILABLE = "55P03"
 
 #: DRF's own codes, renamed where ours read better; the rest keep DRF's ``default_code``.
 _RENAMED = {"parse_error": "malformed_json", "invalid": "invalid"}
@@ -36,6 +44,15 @@ def _flatten(detail: Any) -> str:
     return str(detail)
 
 
+def _is_lock_timeout(exc: OperationalError) -> bool:
+    """Whether a database error is a lock wait that ran out (and nothing else)."""
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    if sqlstate is not None:
+        return sqlstate == _PG_LOCK_NOT_AVAILABLE
+    return "database is locked" in str(exc)  # SQLite: the busy timeout ran out
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Map any refusal to ``{"code": ..., "detail": ...}`` with its HTTP status."""
     if isinstance(exc, ServiceError):
@@ -46,6 +63,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         err = ServiceError.from_illegal(exc)
         return Response(err.to_json(), status=err.status)
     if isinstance(exc, OperationalError):
+        if not _is_lock_timeout(exc):
+            logger.exception("Database error in an API request", exc_info=exc)
+            return None  # DRF re-raises it: a 500
         set_rollback()
         return Response(
             {"code": "busy", "detail": "The game is busy; retry in a moment."},

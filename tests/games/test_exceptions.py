@@ -21,18 +21,64 @@ def test_mapping():
     r = handled(IllegalAction("not_your_turn", "it is seat 1's turn"))
     assert (r.status_code, r.data["code"]) == (409, "not_your_turn")
     assert handled(IllegalAction("bad_action", "x")).status_code == 400
-    r = handled(OperationalError("canceling statement due to lock timeout"))
+    r = handled(lock_timeout())
     assert (r.status_code, r.data["code"], r["Retry-After"]) == (503, "busy", "1")
+    r = handled(OperationalError("database is locked"))  # SQLite's lock wait ran out
+    assert (r.status_code, r.data["code"]) == (503, "busy")
     assert handled(Http404()).data["code"] == "not_found"
     assert handled(PermissionDenied()).data["code"] == "permission_denied"
     assert handled(ValueError("boom")) is None  # a bug stays a bug (and is logged as one)
+
+
+class _PgError(Exception):
+    """Stands in for the psycopg 3 error Django's OperationalError wraps (``__cause__``)."""
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+def lock_timeout() -> OperationalError:
+    """What Django raises on PostgreSQL when ``lock_timeout`` runs out (sqlstate 55P03)."""
+    message = "canceling statement due to lock timeout"
+    try:
+        raise OperationalError(message) from _PgError(message, "55P03")
+    except OperationalError as exc:
+        return exc
+
+
+def test_other_operational_errors_are_500s_and_logged(caplog):
+    """Only a lock wait is ``busy``: a lost connection, a disk error … is a server error."""
+    message = "terminating connection due to administrator command"
+    try:
+        raise OperationalError(message) from _PgError(message, "57P01")
+    except OperationalError as exc:
+        pg = exc
+    for exc in (pg, OperationalError("disk I/O error")):
+        caplog.clear()
+        with caplog.at_level("ERROR", logger="games.exceptions"):
+            assert handled(exc) is None  # DRF re-raises: a 500, not a silent 503
+        assert [r.exc_info[1] for r in caplog.records] == [exc]
+
+
+def test_other_operational_error_via_api_is_500(users, start_game, monkeypatch):
+    g = start_game(users[:2])
+
+    def broken(*args, **kwargs):
+        raise OperationalError("disk I/O error")
+
+    monkeypatch.setattr(services, "_lock", broken)
+    c = client_for(users[0])
+    c.raise_request_exception = False
+    r = c.post(f"/api/v1/games/{g.pk}/actions/", {"action": {"type": "look"}}, format="json")
+    assert r.status_code == 500
 
 
 def test_lock_timeout_is_a_busy_503_and_changes_nothing(users, start_game, monkeypatch):
     g = start_game(users[:2])
 
     def locked(*args, **kwargs):
-        raise OperationalError("canceling statement due to lock timeout")
+        raise lock_timeout()
 
     monkeypatch.setattr(services, "_lock", locked)
     r = client_for(users[0]).post(
