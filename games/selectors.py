@@ -132,11 +132,23 @@ def game_payload_for_seat(
 
     ``state`` is ``engine.view`` of the stored snapshot (None in the lobby).  ``now`` only
     decides what the seat could do at that instant (``state.you.can``).
+
+    A game stopped outside the engine (``game_end_now``, ``game_abandon`` mid-game) keeps its
+    last engine snapshot, which still says "playing"; the game's own status wins here: the
+    state's ``status`` and ``winners`` are the game's, nobody can do anything, nothing is
+    awaited and no deadline is pending.
     """
     at = clock.now_ms() if now is None else now
     state = None
     if game.state is not None:
         state = view(GameState.from_json(game.state), seat, at)
+        if game.status != Game.Status.PLAYING:
+            state["status"] = game.status
+            state["winners"] = list(game.winners)
+            state["awaiting"] = {"kind": "nothing", "seat": None, "at": None}
+            state["deadlines"] = []
+            if "you" in state:
+                state["you"]["can"] = []
     return {"game_id": game.pk, "version": game.version, "status": game.status, "state": state}
 
 

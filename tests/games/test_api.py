@@ -296,3 +296,25 @@ def test_schema_and_docs_are_served(db, client):
     assert docs.status_code == 200
     html = docs.content.decode()
     assert "swagger-ui" in html and "cdn" not in html.lower() and "/static/" in html
+
+
+@pytest.mark.parametrize("stop", ["end_now", "abandon"])
+def test_state_of_a_game_stopped_mid_round_is_not_playing(users, playing, staff, make_user, stop):
+    """``end_now`` / ``abandon`` stop a game outside the engine: the state says so too."""
+    if stop == "end_now":
+        services.game_end_now(game=playing, user=staff)
+    else:
+        services.game_abandon(game=playing, user=users[0])
+    playing.refresh_from_db()
+    status = "finished" if stop == "end_now" else "abandoned"
+    for user in (users[0], users[1], make_user()):
+        body = client_for(user).get(f"{BASE}{playing.pk}/state/").json()
+        assert body["status"] == status
+        state = body["state"]
+        assert state["status"] == status
+        assert state["winners"] == playing.winners
+        assert state["awaiting"] == {"kind": "nothing", "seat": None, "at": None}
+        assert state["deadlines"] == []
+        if user in users[:2]:
+            assert state["you"]["can"] == []
+    assert client_for(users[0]).get(act_url(playing)).json()["actions"] == []
