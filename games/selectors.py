@@ -94,7 +94,11 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
     The invite code is shown to seated players and staff only -- they are the ones who may
     pass it on.
     """
-    seats = list(game.seats.select_related("user").order_by("number"))
+    if "seats" in getattr(game, "_prefetched_objects_cache", {}):
+        # ``game_list`` prefetched ``seats__user``: use it (a query per game otherwise).
+        seats = sorted(game.seats.all(), key=lambda s: s.number)
+    else:
+        seats = list(game.seats.select_related("user").order_by("number"))
     seated = any(s.user_id == getattr(user, "pk", None) for s in seats)
     out: dict[str, Any] = {
         "id": game.pk,

@@ -96,6 +96,33 @@ def test_list_open_and_mine(users):
     err(c.get(BASE, {"scope": "all"}), 400, "invalid")
 
 
+@pytest.mark.parametrize("scope", ["open", "mine"])
+def test_list_is_a_constant_number_of_queries(users, make_user, scope):
+    """Seats (and their users) come from the list's prefetch, not one query per game."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    me = make_user()
+
+    def listed(n: int) -> tuple[int, list]:
+        for i in range(n):
+            g = services.game_create(host=me if scope == "mine" else users[i % 2])
+            for u in users[2:5]:
+                services.game_join(game=g, user=u)
+        c = client_for(me)
+        with CaptureQueriesContext(connection) as ctx:
+            body = c.get(BASE, {"scope": scope}).json()
+        return len(ctx.captured_queries), body
+
+    few, body = listed(2)
+    assert len(body) == 2
+    many, body = listed(8)
+    assert len(body) == 10 and many == few
+    for game in body:  # seats still in seat order, with their names
+        assert [s["seat"] for s in game["seats"]] == [0, 1, 2, 3]
+        assert [s["user_id"] for s in game["seats"]][1:] == [u.pk for u in users[2:5]]
+
+
 def test_detail_of_private_game_needs_code_or_seat(users):
     g = services.game_create(host=users[0], private=True)
     err(client_for(users[1]).get(f"{BASE}{g.pk}/"), 404, "not_found")
