@@ -57,7 +57,7 @@ def _game(request: Request, game_id: int) -> Game:
 
 
 def _detail(game: Game, request: Request) -> dict[str, Any]:
-    game.refresh_from_db()
+    """The lobby card of the instance a service returned (it is the one it saved: no re-read)."""
     return selectors.game_detail(game=game, user=request.user)
 
 

@@ -345,3 +345,31 @@ def test_state_of_a_game_stopped_mid_round_is_not_playing(users, playing, staff,
         if user in users[:2]:
             assert state["you"]["can"] == []
     assert client_for(users[0]).get(act_url(playing)).json()["actions"] == []
+
+
+def test_lobby_endpoints_answer_from_the_saved_instance(users, monkeypatch):
+    """The services return the instance they saved: no re-read, and the answer is current."""
+    reads: list[int] = []
+    original = Game.refresh_from_db
+
+    def spy(self, *args, **kwargs):
+        reads.append(self.pk)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Game, "refresh_from_db", spy)
+    host = client_for(users[0])
+    created = post(host, BASE, {"target_score": 50, "draw_seconds": None, "pile_draw": False,
+                                "private": False}).json()  # fmt: skip
+    url = f"{BASE}{created['id']}/"
+    answers = [created]
+    for u in users[1:4]:
+        answers.append(post(client_for(u), url + "join/").json())
+    answers.append(post(client_for(users[3]), url + "leave/").json())
+    answers.append(post(host, url + "kick/", {"seat": 2}).json())
+    answers.append(post(host, url + "start/").json())
+    answers.append(post(host, url + "abandon/").json())
+    assert reads == []
+    assert [a["version"] for a in answers] == list(range(1, 9))
+    final = host.get(url).json()
+    assert answers[-1] == final and final["status"] == "abandoned"
+    assert [s["user_id"] for s in final["seats"]] == [users[0].pk, users[1].pk]
