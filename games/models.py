@@ -10,8 +10,10 @@ Snapshots (a decision, see docs/API.md "Storage"):
 
 * ``Game.state`` is the engine's ``GameState.to_json()`` **kept current**: it is rewritten in the
   same transaction as every change, so a read never replays anything.
-* ``Round.state`` is the snapshot **at the round's end** (just after its reveal), kept for the
-  admin and for audits; ``Round.deck`` is the round's deck order as dealt.
+* ``Round.state`` is the snapshot **at the round's end** (just after its reveal, even when a late
+  timer dealt the next round in the same change), kept for the admin and for audits; None until
+  the reveal (and, with a test-only 0 ms between-rounds pause, if a late timer dealt the next
+  round at the reveal's instant).  ``Round.deck`` is the round's deck order as dealt.
 * ``Event`` rows are the append-only log of everything that happened, in order (``seq`` is
   gap-free per game because it is allocated under the game's row lock).  Replaying a game's
   engine actions from ``new_game`` reproduces ``Game.state`` exactly (a test proves it).

@@ -176,6 +176,32 @@ def _lobby_change(
     return rows
 
 
+def _round_end_snapshot(
+    old_state: GameState | None,
+    new_state: GameState,
+    snapshot: dict[str, Any],
+    number: int,
+    reveal: EngineEvent,
+) -> dict[str, Any] | None:
+    """The engine snapshot as round ``number``'s reveal left it (for ``Round.state``).
+
+    Usually the new state itself.  A late timer or sweep can run the reveal *and* the next
+    round's deal in one batch (the between-rounds pause was already over); then the state
+    at the reveal is recomputed: the deadlines due by the reveal's instant, applied to the
+    state before the batch (the engine is deterministic, so this is the state the batch went
+    through).  None only if that is impossible -- a between-rounds pause of 0 ms (test-only
+    timers) deals the next round at the reveal's own instant.
+    """
+    if new_state.round_number == number:
+        return snapshot
+    if old_state is None:  # pragma: no cover - a game's first change deals, never reveals
+        return None
+    at_reveal, _ = advance(old_state, reveal.data["at"])
+    if at_reveal.round_number == number and at_reveal.round.reveal is not None:
+        return at_reveal.to_json()
+    return None
+
+
 def _engine_change(
     game: Game,
     old_state: GameState | None,
@@ -189,7 +215,8 @@ def _engine_change(
 
     Caller holds the game's row lock.  Rounds: a ``round_dealt`` event creates the ``Round``
     row (with its deck, which the event carries in full); a ``reveal`` stores the round's
-    result and end snapshot.  Events are attached to the round current when they happened.
+    result and end snapshot (``_round_end_snapshot``).  Events are attached to the round
+    current when they happened.
     The pending deadlines are handed to the timer queue on commit (stale timers are harmless:
     ``game_fire_deadline`` ignores them).
     """
@@ -223,10 +250,7 @@ def _engine_change(
         if ev.type == "reveal" and rnd is not None:
             rnd.result = ev.data
             rnd.ended_at = clock.to_datetime(ev.data.get("at", at_ms))
-            # The end-of-round snapshot: the state as the reveal left it.  If the same apply
-            # went on into the next round (a late timer), this is the later state; the
-            # reveal's result above is still exact.
-            rnd.state = snapshot if new_state.round_number == rnd.number else None
+            rnd.state = _round_end_snapshot(old_state, new_state, snapshot, rnd.number, ev)
             rnd.save(update_fields=["result", "ended_at", "state"])
         rows.append(
             _append(

@@ -241,3 +241,33 @@ def test_stored_state_equals_the_replay(users, start_game, fake_clock, seed):
     assert seqs == list(range(1, len(seqs) + 1))
     versions = list(Event.objects.filter(game=g).order_by("seq").values_list("version", flat=True))
     assert versions == sorted(versions) and set(versions) == set(range(1, g.version + 1))
+
+
+def test_round_state_is_the_end_snapshot_even_when_a_late_sweep_deals_the_next_round(
+    users, start_game, fake_clock
+):
+    """A sweep late enough runs the final turn's timeout, the reveal and the next deal in one
+    batch; ``Round.state`` is still the snapshot as the reveal left it (not None, not later)."""
+    g = start_game(users[:2], draw_seconds=30)
+    caller = first_seat(g)
+    fake_clock.advance(5000)
+    for _ in range(20):  # play the turn (a King: play it, draw again) until crisp may be called
+        kinds = {a["type"] for a in selectors.game_legal_actions(game=g, user=user_at(g, caller))}
+        if "call" in kinds:
+            break
+        kind = next(k for k in ("discard", "king", "draw") if k in kinds)
+        action = {"type": "draw", "source": "deck"} if kind == "draw" else {"type": kind}
+        act(g, user_at(g, caller), action)
+        g.refresh_from_db()
+    act(g, user_at(g, caller), {"type": "call"})
+    g.refresh_from_db()
+    assert g.state["round"]["reveal"] is None
+    services.game_sweep(now=clock.to_datetime(fake_clock.ms + 120_000))
+    g.refresh_from_db()
+    assert g.state["round"]["number"] == 2  # the batch went on into the next round
+    rnd = g.rounds.get(number=1)
+    assert rnd.result is not None and rnd.state is not None
+    end = GameState.from_json(rnd.state)
+    assert end.round_number == 1 and end.round.reveal is not None
+    assert end.round.reveal["at"] == rnd.result["at"]
+    assert end.scores == rnd.result["scores"] and end.history == [rnd.result["round_scores"]]
