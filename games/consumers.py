@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
@@ -39,6 +40,7 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_SUCH_GAME = 4404
+CLOSE_SERVER_ERROR = 1011
 
 #: Frames a client may send per second, sustained (bursts up to twice that).
 RATE_PER_SECOND = 20
@@ -140,6 +142,31 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     # --- connection ---------------------------------------------------------------------
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Run the socket; whatever ends it (even a cancellation), leave nothing behind."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._clean_up()
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """A handler that raises closes the socket with 1011 after cleaning up.
+
+        Without this the exception would end the consumer without `disconnect()`, and its
+        heartbeat would keep a ghost seat "connected".
+        """
+        try:
+            await super().dispatch(message)
+        except StopConsumer:
+            raise
+        except Exception:
+            logger.exception("socket of game %s failed on %s", getattr(self, "game_id", "?"),
+                             message.get("type"))
+            await self._clean_up()
+            with contextlib.suppress(Exception):
+                await self.close(code=CLOSE_SERVER_ERROR)
+            raise StopConsumer() from None
+
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         self.allowance = float(RATE_PER_SECOND * 2)
@@ -172,10 +199,15 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         return user
 
     async def disconnect(self, code: int) -> None:
-        if self.heartbeat is not None:
-            self.heartbeat.cancel()
+        await self._clean_up()
+
+    async def _clean_up(self) -> None:
+        """Stop the heartbeat, leave presence and the groups (idempotent)."""
+        heartbeat, self.heartbeat = self.heartbeat, None
+        if heartbeat is not None:
+            heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.heartbeat
+                await heartbeat
         if not self.groups_joined:
             return
         with contextlib.suppress(Exception):
@@ -203,6 +235,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             seat, frame = await database_sync_to_async(_catch_up)(self.game_id, self.user, since)
         except Refused as refused:
             await self.close(code=refused.code)
+            return False
+        except Exception:
+            logger.exception("resync failed for a socket of game %s", self.game_id)
+            await self.close(code=CLOSE_SERVER_ERROR)
             return False
         if seat != self.seat or self.heartbeat is None:
             old_seat = self.seat
@@ -247,11 +283,22 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     # --- frames from the client -----------------------------------------------------------
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """Every client frame: binary, empty or non-JSON text is a `bad_frame`, not a crash."""
+        content = await self.decode_json(text_data) if text_data else None
         ref = content.get("id") if isinstance(content, dict) else None
         if not self._within_rate():
             await self._error(ref, "rate_limited", "Too many frames; slow down.")
             return
+        if not isinstance(content, dict):
+            await self._error(None, "bad_frame", "Frames are JSON objects in text frames.")
+            return
+        await self.receive_json(content, **kwargs)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        ref = content.get("id") if isinstance(content, dict) else None
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "act":
             await self._on_act(ref, content)

@@ -1,0 +1,117 @@
+"""The game consumer survives bad frames and failing handlers, and never leaves a ghost seat.
+
+A consumer that dies without `disconnect()` would leave its heartbeat task touching presence
+forever (a "connected" seat nobody holds); these tests pin the cleanup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+
+from games import presence
+from tests.live.conftest import communicator, make_game, make_user, session_cookie
+from tests.live.test_consumer import until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+db = database_sync_to_async
+
+
+@pytest.fixture
+def two_players(scheduled: Any) -> tuple[list[Any], Any]:
+    players = [make_user(), make_user()]
+    game = make_game(players, timers={"memorise_ms": 0, "start_delay_ms": 0, "window_ms": 0})
+    return players, game
+
+
+@pytest.fixture
+def touches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Channel names of every presence touch, with a fast heartbeat."""
+    seen: list[str] = []
+    real = presence.touch
+
+    async def touch(game_id: int, seat: int | None, channel_name: str) -> Any:
+        seen.append(channel_name)
+        return await real(game_id, seat, channel_name)
+
+    monkeypatch.setattr(presence, "touch", touch)
+    monkeypatch.setattr(presence, "REFRESH_SECONDS", 0.05)
+    return seen
+
+
+async def test_binary_and_empty_frames_get_bad_frame_and_the_socket_lives_on(
+    two_players: Any,
+) -> None:
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")
+    await comm.send_to(bytes_data=b"\x00\x01")
+    assert (await until(comm, "error"))["code"] == "bad_frame"
+    await comm.send_input({"type": "websocket.receive", "text": ""})
+    assert (await until(comm, "error"))["code"] == "bad_frame"
+    await comm.send_to(text_data="{not json")
+    assert (await until(comm, "error"))["code"] == "bad_frame"
+    await comm.send_json_to({"type": "ping", "id": "still-here"})
+    assert (await until(comm, "pong"))["id"] == "still-here"
+    await comm.disconnect()
+
+
+async def _wait_for_close(comm: Any, timeout: float = 5) -> int:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        output = await comm.receive_output(timeout=max(0.05, deadline - loop.time()))
+        if output["type"] == "websocket.close":
+            return output.get("code", 1000)
+
+
+async def test_a_failing_handler_closes_1011_and_cleans_up(
+    two_players: Any, touches: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from games.consumers import GameConsumer
+
+    players, game = two_players
+    watcher = communicator(game.pk, cookie=await db(session_cookie)(players[1]))
+    await watcher.connect()
+    await until(watcher, "snapshot")
+    victim = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await victim.connect()
+    await until(victim, "snapshot")
+    while (await until(watcher, "presence"))["seats"] != {"0": 1, "1": 1}:
+        pass
+
+    async def boom(self: Any, ref: Any, content: Any) -> None:
+        raise RuntimeError("handler bug")
+
+    monkeypatch.setattr(GameConsumer, "_on_act", boom)
+    await victim.send_json_to({"type": "act", "id": 1, "action": {"type": "look"}})
+    assert await _wait_for_close(victim) == 1011
+    while (await until(watcher, "presence"))["seats"] != {"1": 1}:
+        pass  # the dead socket left presence
+    # ...and its heartbeat stopped: no more touches from it.
+    await asyncio.sleep(0.2)
+    before = len(touches)
+    await asyncio.sleep(0.3)
+    assert len(set(touches[before:])) <= 1  # only the watcher's heartbeat
+    await watcher.disconnect()
+
+
+async def test_a_failing_resync_closes_1011(
+    two_players: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("database trouble")
+
+    monkeypatch.setattr("games.broadcast.catch_up_frame", broken)
+    await comm.send_json_to({"type": "resync", "version": game.version})
+    assert await _wait_for_close(comm) == 1011
