@@ -68,3 +68,36 @@ def test_real_daphne_serves_http_and_websocket(log_dir) -> None:
                 return json.loads(await asyncio.wait_for(socket.recv(), 10))
 
         assert asyncio.run(ping()) == {"type": "pong", "data": "hello"}
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_token_client_without_origin_connects_but_a_foreign_origin_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Non-browser clients (no Origin header) authenticate by token; browsers always send one."""
+    from channels.db import database_sync_to_async
+
+    from accounts.services import token_create
+    from tests.live.conftest import make_game, make_user
+
+    monkeypatch.setattr("games.tasks.schedule_deadlines", lambda game_id, deadlines: None)
+
+    def setup() -> tuple[int, str]:
+        players = [make_user(), make_user()]
+        game = make_game(players)
+        return game.pk, token_create(user=players[1], name="bot")[1]
+
+    game_id, key = await database_sync_to_async(setup)()
+    path = f"/ws/games/{game_id}/?token={key}"
+    bot = WebsocketCommunicator(application, path, headers=[(b"host", b"localhost")])
+    connected, _ = await bot.connect(timeout=30)
+    assert connected
+    snapshot = await bot.receive_json_from(timeout=5)
+    assert snapshot["type"] == "snapshot" and snapshot["state"]["state"]["seat"] == 1
+    await bot.disconnect()
+
+    foreign = WebsocketCommunicator(
+        application, path, headers=[(b"origin", b"http://evil.example"), (b"host", b"localhost")]
+    )
+    connected, _ = await foreign.connect(timeout=30)
+    assert not connected
