@@ -94,11 +94,15 @@ def _catch_up(game_id: int, user: Any, since: int | None) -> tuple[int | None, d
     return seat, broadcast.catch_up_frame(table, seat, since)
 
 
-def _act(game_id: int, user: Any, seat: int | None, content: dict[str, Any]) -> dict[str, Any]:
-    """Apply the action; the ack frame, with the action's events in the actor's form.
+def _act(
+    game_id: int, user: Any, content: dict[str, Any]
+) -> tuple[int | None, dict[str, Any]]:
+    """Apply the action; (the user's seat now, the ack frame with the events in its form).
 
     The ack carries the events so the actor gets a private result (a Jack's look) even if the
-    broadcast frame of that version were lost: it is shown once, here or there.
+    broadcast frame of that version were lost: it is shown once, here or there. They are
+    redacted for the seat the user holds *after* the action, read here, not for the socket's
+    cached seat (a lobby renumbering may have moved it meanwhile).
     """
     from games import selectors, services
     from games.models import Game
@@ -110,22 +114,14 @@ def _act(game_id: int, user: Any, seat: int | None, content: dict[str, Any]) -> 
         expected_version=content.get("version"),
         idempotency_key=content.get("idempotency_key"),
     )
-    if result.replayed:
-        game = Game.objects.only("pk", "version").get(pk=game_id)
-        seat = selectors.seat_for_user(game=game, user=user)
-    return {
+    game = Game.objects.only("pk", "version").get(pk=game_id)
+    seat = selectors.seat_for_user(game=game, user=user)
+    return seat, {
         "type": "ack",
         "id": content.get("id"),
         "version": result.version,
         "replayed": result.replayed,
-        "events": (
-            selectors.act_events_payload(game=game, events=result.events, seat=seat)
-            if result.replayed  # a retry: the selectors' "once" rule for old results
-            else [
-                selectors.event_payload(event=e, seat=seat if e.version == result.version else None)
-                for e in result.events
-            ]
-        ),
+        "events": selectors.act_events_payload(game=game, seat=seat, result=result),
     }
 
 
@@ -332,7 +328,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._error(ref, "bad_frame", "act needs an action object; see PROTOCOL.md.")
             return
         try:
-            ack = await database_sync_to_async(_act)(self.game_id, self.user, self.seat, content)
+            seat, ack = await database_sync_to_async(_act)(self.game_id, self.user, content)
         except ServiceError as error:
             await self._error(ref, error.code, error.detail, error.extra)
             return
@@ -341,6 +337,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._error(ref, "server_error", "The server could not process this action.")
             return
         await self.send(text_data=broadcast.stamp(broadcast.encode(ack)))
+        if seat != self.seat:
+            await self._resync(self.version)  # moves the socket to its new seat's redaction
 
     async def _error(
         self, ref: Any, code: str, detail: str, extra: dict[str, Any] | None = None

@@ -115,3 +115,17 @@ async def test_a_failing_resync_closes_1011(
     monkeypatch.setattr("games.broadcast.catch_up_frame", broken)
     await comm.send_json_to({"type": "resync", "version": game.version})
     assert await _wait_for_close(comm) == 1011
+
+
+async def test_ack_events_are_redacted_for_the_seat_the_user_holds_not_a_cached_one(
+    two_players: Any,
+) -> None:
+    """`_act` reads the actor's seat itself: a socket's cached seat may be stale."""
+    from games.consumers import _act
+
+    players, game = two_players
+    content = {"id": "a", "action": {"type": "look"}, "version": game.version}
+    seat, ack = await db(_act)(game.pk, players[1], content)
+    assert seat == 1
+    [look] = [e for e in ack["events"] if e["type"] == "look"]
+    assert look["data"]["left"] and look["data"]["right"]  # the actor's form, seat 1
