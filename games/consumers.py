@@ -261,8 +261,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             # sent meanwhile are lost. Join again and catch the client up from the database.
             logger.info("redis restarted; resubscribing socket of game %s", self.game_id)
             self.redis_run_id = run_id
-            await self._subscribe(self.seat)
-            await self._resync(self.version)
+            # Through the socket's own channel, so the catch-up runs in order with the
+            # socket's other frames instead of concurrently from the heartbeat task.
+            await self.channel_layer.send(self.channel_name, {"type": "game.resync"})
             changed = True
         self.redis_run_id = run_id
         if changed or force:
@@ -275,7 +276,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(presence.REFRESH_SECONDS)
-            await self._touch_presence()
+            try:
+                await self._touch_presence()
+            except Exception:
+                # One failed beat (Redis hiccup) must not end presence for the socket's life.
+                logger.warning("heartbeat failed for game %s", self.game_id, exc_info=True)
 
     # --- frames from the client -----------------------------------------------------------
 
@@ -372,6 +377,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         self.version = message["version"]
         await self.send(text_data=broadcast.stamp(message["text"]))
+
+    async def game_resync(self, message: dict[str, Any]) -> None:
+        """Sent by this socket's heartbeat after a Redis restart: re-join, catch up."""
+        await self._subscribe(self.seat)
+        await self._resync(self.version)
 
     async def game_presence(self, message: dict[str, Any]) -> None:
         await self.send(text_data=broadcast.stamp(message["text"]))

@@ -129,3 +129,47 @@ async def test_ack_events_are_redacted_for_the_seat_the_user_holds_not_a_cached_
     assert seat == 1
     [look] = [e for e in ack["events"] if e["type"] == "look"]
     assert look["data"]["left"] and look["data"]["right"]  # the actor's form, seat 1
+
+
+async def test_heartbeat_survives_a_failing_beat_and_resyncs_in_order(
+    two_players: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from games.consumers import GameConsumer
+
+    monkeypatch.setattr(presence, "REFRESH_SECONDS", 0.05)
+    beats: list[int] = []
+    real_touch = GameConsumer._touch_presence
+
+    async def flaky(self: Any, force: bool = False) -> None:
+        if not force:
+            beats.append(1)
+            if len(beats) == 1:
+                raise RuntimeError("one bad beat")
+        await real_touch(self, force)
+
+    monkeypatch.setattr(GameConsumer, "_touch_presence", flaky)
+    # Every beat sees a "restarted" Redis: each triggers a catch-up.
+    run_ids = iter(range(10**6))
+
+    async def new_run_id() -> str:
+        return str(next(run_ids))
+
+    monkeypatch.setattr(presence, "server_run_id", new_run_id)
+    on_heartbeat_task: list[bool] = []
+    real_resync = GameConsumer._resync
+
+    async def resync(self: Any, since: int | None) -> bool:
+        on_heartbeat_task.append(asyncio.current_task() is self.heartbeat)
+        return await real_resync(self, since)
+
+    monkeypatch.setattr(GameConsumer, "_resync", resync)
+
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")
+    catch_up = await until(comm, "update")  # from a heartbeat's resync, no change needed
+    assert catch_up["version"] == game.version and catch_up["events"] == []
+    assert len(beats) >= 2  # the beat after the failing one ran
+    assert on_heartbeat_task and not any(on_heartbeat_task)
+    await comm.disconnect()
