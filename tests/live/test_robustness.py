@@ -173,3 +173,37 @@ async def test_heartbeat_survives_a_failing_beat_and_resyncs_in_order(
     assert len(beats) >= 2  # the beat after the failing one ran
     assert on_heartbeat_task and not any(on_heartbeat_task)
     await comm.disconnect()
+
+
+async def test_broadcast_and_client_frames_cost_no_database_thread_hop(
+    two_players: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Channels' dispatch would run aclose_old_connections (a DB-thread hop) per message."""
+    import channels.consumer
+
+    players, game = two_players
+    a = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await a.connect()
+    await until(a, "snapshot")
+    await until(a, "presence")
+    hops: list[int] = []
+    real = channels.consumer.aclose_old_connections
+
+    async def counted() -> None:
+        hops.append(1)
+        await real()
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    b = communicator(game.pk, cookie=await db(session_cookie)(players[1]))
+    await b.connect()
+    await until(b, "snapshot")
+    hops.clear()  # b's own connect may hop; what follows must not
+    await until(a, "presence")  # game.presence through the layer
+    await a.send_json_to({"type": "ping", "id": 1})
+    await until(a, "pong")
+    await b.send_json_to({"type": "act", "id": 2, "action": {"type": "look"}})
+    await until(b, "ack")
+    await until(a, "update")  # game.update through the layer
+    assert hops == []
+    await a.disconnect()
+    await b.disconnect()
