@@ -42,6 +42,9 @@ MAX_CATCHUP_EVENTS = 500
 #: A broadcast that Redis has not taken within this many seconds is given up (and logged):
 #: the caller is a request or a timer that must not hang on a dead Redis.
 SEND_TIMEOUT = 5.0
+#: A broadcast that failed (database or Redis trouble) is tried again after these delays
+#: (seconds), then given up (receivers catch up at the next version or reconnect).
+RETRY_DELAYS = (0.5, 2.0, 5.0)
 
 
 def seat_group(game_id: int, seat: int) -> str:
@@ -183,12 +186,17 @@ def change_messages(game_id: int, version: int) -> list[tuple[str, dict[str, Any
     table = load_table(game_id)
     if table is None or table.game.version < version:
         return []
-    rows = events_between(table.game, version - 1) or []
+    rows = events_between(table.game, version - 1)
     now = clock.now_ms()
     seats_by_user = table.seats_by_user_id
     messages = []
     for seat in [*sorted(table.seat_users), None]:
-        frame = update_frame(table, seat, version - 1, rows, now, private_from=version)
+        frame = (
+            # Too many events to replay (a long coalesced burst): the whole view instead.
+            snapshot_frame(table, seat, now)
+            if rows is None
+            else update_frame(table, seat, version - 1, rows, now, private_from=version)
+        )
         messages.append(
             (
                 view_group(game_id, seat),
@@ -285,14 +293,30 @@ class Dispatcher:
                 return  # a job for this game is queued; it will cover this version too
         self.submit(lambda: self._broadcast(game_id))
 
-    def _broadcast(self, game_id: int) -> None:
+    def _broadcast(self, game_id: int, attempt: int = 0) -> None:
         with self._lock:
             version = self._pending.pop(game_id, None)
         if version is None:
             return
-        messages = change_messages(game_id, version)
-        if messages:
-            _sender.run(send_all(messages))
+        try:
+            messages = change_messages(game_id, version)
+            if messages:
+                _sender.run(send_all(messages))
+        except Exception:
+            # Dropped, an idle game's receivers would never notice: try again a little later.
+            if attempt < len(RETRY_DELAYS):
+                self._retry_later(game_id, version, attempt + 1, RETRY_DELAYS[attempt])
+            raise  # logged by _run
+
+    def _retry_later(self, game_id: int, version: int, attempt: int, delay: float) -> None:
+        with self._lock:
+            known = self._pending.get(game_id)
+            self._pending[game_id] = version if known is None else min(known, version)
+        timer = threading.Timer(
+            delay, lambda: self.submit(lambda: self._broadcast(game_id, attempt))
+        )
+        timer.daemon = True
+        timer.start()
 
     def _run(self) -> None:
         from django.db import close_old_connections, connection
