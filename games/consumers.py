@@ -155,11 +155,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def dispatch(self, message: dict[str, Any]) -> None:
         """A handler that raises closes the socket with 1011 after cleaning up.
 
-        Frequent message types (`NO_DB_HOP_TYPES`) skip Channels' per-message
-        `aclose_old_connections()` (checked against Channels 4.3's `AsyncConsumer.dispatch`).
-
         Without this the exception would end the consumer without `disconnect()`, and its
         heartbeat would keep a ghost seat "connected".
+
+        Frequent message types (`NO_DB_HOP_TYPES`) skip Channels' per-message
+        `aclose_old_connections()` (checked against Channels 4.3's `AsyncConsumer.dispatch`).
         """
         try:
             if message.get("type") in NO_DB_HOP_TYPES:
