@@ -1,0 +1,62 @@
+"""Crisp's rules as pure Python -- standard library only (see docs/ENGINE.md, rules/crisp.md).
+
+The web layer imports only the names below.  Nothing here reads a clock, touches a database or
+imports Django: time comes in as ``now`` (int ms), state goes out as JSON.
+"""
+
+from .actions import PLACES, Action, Event
+from .cards import FULL_DECK, card_value, hand_total, is_card
+from .deadlines import Deadline, pending_deadlines
+from .errors import IllegalAction
+from .host import SETTINGS_SCHEMA, host_settings, winners_on_scores
+from .rules import advance, apply, fire, legal_actions, new_game
+from .state import GameState, Settings
+from .views import event_view, view
+
+#: The registry's name for this game (``Game.kind``) and its seat range (rules section 1).
+KIND = "crisp"
+NAME = "Crisp"
+MIN_SEATS = 2
+MAX_SEATS = 8
+#: The event that ends a round: the web layer files the round's result under it.
+ROUND_END_EVENT = "reveal"
+#: Deadline kinds whose only effect every receiver computes from a state it already has, so
+#: the web layer gives them no timer and no change of their own (docs/ENGINE.md, "Silent
+#: deadlines"): ``may_start`` opens the draw at the turn's ``start_at``, which every view
+#: shows, and the draw clock it starts runs from that same instant; ``window_closed`` ends a
+#: seat's right to call crisp after ``windows[].closes_at``, which every view shows too, and
+#: does nothing else (the window leaves the state; no card, turn or clock moves). Each still
+#: takes effect at exactly its instant -- ``apply``, ``fire`` and ``advance`` apply it before
+#: anything at or after it -- so no rule and no redaction depends on whether a timer ran.
+SILENT_DEADLINES = frozenset({"may_start", "window_closed"})
+
+__all__ = [
+    "FULL_DECK",
+    "KIND",
+    "MAX_SEATS",
+    "MIN_SEATS",
+    "NAME",
+    "PLACES",
+    "ROUND_END_EVENT",
+    "SETTINGS_SCHEMA",
+    "SILENT_DEADLINES",
+    "Action",
+    "Deadline",
+    "Event",
+    "GameState",
+    "IllegalAction",
+    "Settings",
+    "advance",
+    "apply",
+    "card_value",
+    "event_view",
+    "fire",
+    "hand_total",
+    "host_settings",
+    "is_card",
+    "legal_actions",
+    "new_game",
+    "pending_deadlines",
+    "view",
+    "winners_on_scores",
+]

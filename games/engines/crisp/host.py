@@ -1,0 +1,82 @@
+"""What the host may choose in the lobby (rules section 10), as data and as a validator.
+
+``SETTINGS_SCHEMA`` is a JSON Schema object: the web layer renders the lobby form and the
+OpenAPI schema from it, so the menu is written once, here, beside the rules it belongs to.
+``Settings`` itself accepts any positive values (tests shorten timers); the host's menu is
+narrower, and ``host_settings`` is where it is enforced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import BAD_SETTINGS, IllegalAction
+from .state import Settings
+
+TARGET_SCORES = (50, 100, 150)
+DRAW_SECONDS = (30, 45, 60)
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "target_score": {
+            "type": "integer",
+            "enum": list(TARGET_SCORES),
+            "default": 100,
+            "title": "End score",
+            "description": "The game ends when a running total reaches it (section 9).",
+        },
+        "draw_seconds": {
+            "type": ["integer", "null"],
+            "enum": [*DRAW_SECONDS, None],
+            "default": None,
+            "title": "Time per draw",
+            "description": "Seconds per draw, or null for no limit (section 10, R18).",
+        },
+        "pile_draw": {
+            "type": "boolean",
+            "default": False,
+            "title": "Drawing from the discard pile",
+            "description": "Whether a turn may take the top of the discard pile (section 10).",
+        },
+    },
+}
+
+
+def host_settings(choices: Mapping[str, Any]) -> Settings:
+    """The engine ``Settings`` for a host's lobby choices; missing choices take the defaults.
+
+    >>> host_settings({"target_score": 50}).target_score
+    50
+    >>> host_settings({"target_score": 70})
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: target_score must be 50, 100 or 150
+    """
+    props = SETTINGS_SCHEMA["properties"]
+    extra = set(choices) - set(props)
+    if extra:
+        raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
+    target = choices.get("target_score", props["target_score"]["default"])
+    draw = choices.get("draw_seconds", props["draw_seconds"]["default"])
+    pile = choices.get("pile_draw", props["pile_draw"]["default"])
+    if isinstance(target, bool) or target not in TARGET_SCORES:
+        raise IllegalAction(BAD_SETTINGS, "target_score must be 50, 100 or 150")
+    if draw is not None and (isinstance(draw, bool) or draw not in DRAW_SECONDS):
+        raise IllegalAction(BAD_SETTINGS, "draw_seconds must be 30, 45, 60 or null (no limit)")
+    if not isinstance(pile, bool):
+        raise IllegalAction(BAD_SETTINGS, "pile_draw must be true or false")
+    return Settings(target_score=target, draw_seconds=draw, pile_draw=pile)
+
+
+def winners_on_scores(scores: list[int]) -> list[int]:
+    """Who wins a game stopped on these running totals (the admin's "end now"): the lowest
+    total, ties all win (section 9).
+
+    >>> winners_on_scores([12, 5, 5])
+    [1, 2]
+    """
+    low = min(scores)
+    return [i for i, s in enumerate(scores) if s == low]

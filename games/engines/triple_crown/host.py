@@ -1,0 +1,66 @@
+"""What the host may choose in the lobby (T22), as data and as a validator.
+
+T22 fixes everything but the time per move: four seats, a game to 15.  ``Settings`` itself
+accepts any positive values (tests shorten games); ``host_settings`` enforces the menu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import BAD_SETTINGS, IllegalAction
+from .state import Settings
+
+MOVE_SECONDS = (30, 60)
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "move_seconds": {
+            "type": ["integer", "null"],
+            "enum": [None, *MOVE_SECONDS],
+            "default": None,
+            "title": "Time per move",
+            "description": (
+                "Seconds for each move (a card, or the Double Stakes declaration), or null for "
+                "no limit. On time-out the lowest legal card is played; a declaration defaults "
+                "to no-trump with the memo Low (T23, T24)."
+            ),
+        },
+    },
+}
+
+
+def host_settings(choices: Mapping[str, Any]) -> Settings:
+    """The engine ``Settings`` for a host's lobby choices; missing choices take the defaults.
+
+    >>> host_settings({}).move_seconds is None, host_settings({"move_seconds": 60}).move_seconds
+    (True, 60)
+    >>> host_settings({"move_seconds": 45})
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null (no limit)
+    """
+    if not isinstance(choices, Mapping):
+        raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
+    props = SETTINGS_SCHEMA["properties"]
+    extra = set(choices) - set(props)
+    if extra:
+        raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
+    secs = choices.get("move_seconds", props["move_seconds"]["default"])
+    if secs is not None and (isinstance(secs, bool) or secs not in MOVE_SECONDS):
+        raise IllegalAction(BAD_SETTINGS, "move_seconds must be 30, 60 or null (no limit)")
+    return Settings(move_seconds=secs)
+
+
+def winners_on_scores(scores: list[int]) -> list[int]:
+    """Who wins a game stopped on these totals (the admin's "end now"): the highest total,
+    ties all win (T21).
+
+    >>> winners_on_scores([12, 5, 12, 3])
+    [0, 2]
+    """
+    top = max(scores)
+    return [i for i, s in enumerate(scores) if s == top]
