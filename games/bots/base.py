@@ -1,0 +1,116 @@
+"""The shape every bot has: ``decide(memory, now, rng) -> wire action | None``.
+
+The signature *is* the fairness argument (docs/BOTS.md): a bot is handed its seat's
+``Memory`` (built only from that seat's redacted payloads), the instant it acts at, and a
+random source -- nothing that could hold the true ``GameState``, the deck, the seed or another
+seat's view.  ``Bot.decide`` checks the three types before a level's ``choose`` runs, so even a
+caller that tries to pass something else fails loudly instead of producing a clairvoyant bot.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from .observation import Memory, ObservationError
+
+#: The levels every game offers, weakest first.  ``random`` is the benchmark's floor.
+LEVELS = ("random", "easy", "medium", "hard")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How much CPU one decision may take: a table of bots must not eat the server.
+
+    Measured with ``time.thread_time``: the CPU of the *deciding thread* only.  Wall time
+    would let a busy machine (other processes, other engineers' jobs, a loaded server) cut a
+    search short and so weaken the bot; the process's CPU (``process_time``) would do the same
+    whenever another thread of the process works -- a threaded Celery worker running several
+    bots, the benchmark's own bookkeeping.  The thread's CPU is what this decision cost, so the
+    same budget buys the same search anywhere (tests/bots/test_bots_budget.py).
+    ``max_iterations`` caps the search as well (tests use it for reproducible results
+    independent of machine speed).
+    """
+
+    cpu_ms: float = 200.0
+    max_iterations: int | None = None
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.cpu_ms, (int, float)) and self.cpu_ms > 0):
+            raise ValueError("cpu_ms must be a positive number")
+        if self.max_iterations is not None and self.max_iterations < 1:
+            raise ValueError("max_iterations must be >= 1 or None")
+
+
+@dataclass(slots=True)
+class Stats:
+    """What a bot spent: decisions taken, searches run, CPU seconds (``thread_time``)."""
+
+    decisions: int = 0
+    searches: int = 0
+    overrides: int = 0  # searches whose choice was not the heuristic prior's
+    iterations: int = 0
+    cpu_s: float = 0.0
+    max_cpu_s: float = 0.0
+
+    def add(self, cpu: float) -> None:
+        self.decisions += 1
+        self.cpu_s += cpu
+        self.max_cpu_s = max(self.max_cpu_s, cpu)
+
+
+class Bot(ABC):
+    """One computer player of one game at one level.
+
+    Stateless between calls except for ``stats``: everything a bot remembers lives in the
+    ``Memory`` it is handed (so a Celery task can rebuild the bot from its kind and level and
+    the stored memory), and every random choice comes from the ``rng`` it is handed.
+    """
+
+    kind: str = ""
+    level: str = ""
+
+    def __init__(self) -> None:
+        self.stats = Stats()
+        self.started = 0.0  # thread_time when the current decision began
+
+    def decide(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+        """The wire action to submit at ``now`` (``Action.to_wire()`` form), or ``None`` to do
+        nothing now (nothing to do, or the bot chose to wait -- e.g. not to call crisp).
+
+        ``now`` is the instant the action will be judged at (ms): the engine's deadlines
+        apply as for anybody.  The result is legal at ``now`` for the seat as it was last
+        observed; if more happened since (an unseen frame), the service layer refuses it
+        like any stale move.
+        """
+        if type(memory) is not Memory:
+            raise ObservationError(f"a bot decides from its Memory, not {type(memory).__name__}")
+        if memory.kind != self.kind:
+            raise ObservationError(f"a {self.kind} bot was handed a {memory.kind} memory")
+        if type(now) is not int:
+            raise ObservationError("now must be int milliseconds")
+        if not isinstance(rng, random.Random):
+            raise ObservationError("rng must be a random.Random")
+        t0 = self.started = time.thread_time()
+        try:
+            return self.choose(memory, now, rng)
+        finally:
+            self.stats.add(time.thread_time() - t0)
+
+    def remaining(self, budget: Budget) -> Budget:
+        """What is left of ``budget`` for this decision (its set-up -- replaying the memory,
+        the determiniser -- counts too), for a search that must fit the whole decision."""
+        spent_ms = (time.thread_time() - self.started) * 1000.0
+        # 2 ms for what follows the search (choosing, the wire form) on a budget of 200.
+        reserve = min(2.0, budget.cpu_ms / 100.0)
+        return Budget(max(budget.cpu_ms - spent_ms - reserve, 0.5), budget.max_iterations)
+
+    @abstractmethod
+    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+        """The level's policy; only ever called through ``decide`` (inputs checked)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.kind}/{self.level}>"

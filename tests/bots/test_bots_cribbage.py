@@ -1,0 +1,314 @@
+"""Cribbage's bots: the determiniser never contradicts what the seat knows, the bots never
+submit an illegal action, and they are fair by construction.
+
+Property (random mid-game states of real bot games, with and without a time per move, with a
+seat that sometimes lets its clock run out so that timeouts happen): for both seats, every
+sampled state
+
+* renders the same ``view(sample, seat, t)`` as the true state at ``now`` and just before the
+  next deadline (not *at* it: a timeout plays a hidden card, so what follows it depends on
+  that card -- which the seat learns only when it happens), so the same actions are legal;
+* agrees with everything the knowledge claims, and that knowledge is true: the seat's own six
+  and crib cards, the opponent's played cards, the starter, and the cards the opponent was
+  proved not to hold (go, a count it could not continue, a timeout) are really not in its hand;
+* holds the 52 cards exactly once, dealt as the rules deal (C4: pone first, alternately).
+
+Checked for seats that saw the whole hand and for a seat that sat in mid-hand (views only).
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st_
+
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
+from games.bots.arena import play_game
+from games.bots.cribbage import BOTS, Determiniser, MediumBot, track
+from games.engines import cribbage as engine
+from games.engines.cribbage import (
+    FULL_DECK,
+    Action,
+    GameState,
+    Settings,
+    advance,
+    apply,
+    event_view,
+    legal_actions,
+    new_game,
+    pending_deadlines,
+    view,
+)
+
+KIND = "cribbage"
+
+
+class _Sleepy(Bot):
+    """Plays like ``inner`` but, in some hands, never moves: its clock runs out (timeouts)."""
+
+    kind = KIND
+    level = "sleepy"
+
+    def __init__(self, inner: Bot, salt: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.salt = salt
+
+    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+        view = memory.view
+        assert view is not None
+        if view["settings"]["move_seconds"] is not None and (view["round"] + self.salt) % 3 == 0:
+            return None
+        return self.inner.decide(memory, now, rng)
+
+
+def _states(
+    bots: list[Bot], *, seed: str, cfg: Settings, think_ms: int = 300
+) -> Iterator[tuple[GameState, list[Memory], int]]:
+    """A referee like ``games.bots.arena``: yields the true state, both memories and ``now``
+    after every change; each memory is fed exactly what the seat's socket would carry."""
+    st, ev = new_game(seats=2, settings=cfg, seed=seed, now=0)
+    mems = [Memory(KIND, i, salt=f"{seed}:{i}") for i in range(2)]
+    rng = random.Random(seed)
+    rngs = [random.Random(rng.getrandbits(32)) for _ in range(2)]
+    now = 0
+
+    def feed(events: list[Any]) -> None:
+        for i, m in enumerate(mems):
+            m.observe(view=view(st, i, now), events=[event_view(e, i) for e in events])
+
+    feed(ev)
+    yield st, mems, now
+    last = 0
+    for _ in range(5000):
+        if st.status != "playing":
+            return
+        acted = False
+        for k in range(2):
+            i = (last + k) % 2
+            wire = bots[i].decide(mems[i], now, rngs[i])
+            if wire is None:
+                continue
+            st, ev = apply(st, i, Action.from_wire(wire), now)
+            feed(ev)
+            last, acted = i, True
+            now += think_ms
+            break
+        if not acted:
+            now = max(now, pending_deadlines(st)[0].at)
+            st, ev = advance(st, now)
+            feed(ev)
+        yield st, mems, now
+    raise AssertionError("the game did not end")
+
+
+def _check_seat(state: GameState, memory: Memory, now: int, rng: random.Random) -> None:
+    me = memory.seat
+    opp = 1 - me
+    r = state.round
+    k = track(memory)
+    # The knowledge is true.
+    assert sorted(k.six) == sorted([*r.hands[me], *r.played[me], *(r.discards[me] or [])]), (
+        "own six"
+    )
+    assert k.opp_played == r.played[opp]
+    assert k.starter == r.starter
+    assert not (set(r.hands[opp]) & k.opp_excluded), "proved absent, yet held"
+    if k.opp_discards is not None:
+        assert sorted(k.opp_discards) == sorted(r.discards[opp] or [])
+    det = Determiniser(memory, k)
+    dl = pending_deadlines(state)
+    instants = [now] + ([max(now, dl[0].at - 1)] if dl else [])
+    truth = [view(state, me, t) for t in instants]
+    truth_legal = [str(a) for a in legal_actions(state, me, now)]
+    for _ in range(3):
+        sample = det.sample(rng)
+        assert sample.seed != state.seed
+        sr = sample.round
+        assert sorted(sr.deck) == sorted(FULL_DECK)
+        pone = 1 - sr.dealer
+        six = {
+            pone: sorted(sr.deck[0:12:2]),
+            sr.dealer: sorted(sr.deck[1:12:2]),
+        }
+        for s in (0, 1):
+            assert six[s] == sorted([*sr.hands[s], *sr.played[s], *(sr.discards[s] or [])])
+        if sr.starter is not None:
+            assert sr.deck[12] == sr.starter
+        assert not (set(sr.hands[opp]) & k.opp_excluded)
+        if k.opp_lay_timeout and sr.discards[opp] is not None and sr.kept[opp] is not None:
+            order = {c: i for i, c in enumerate(FULL_DECK)}
+            assert min(order[c] for c in sr.discards[opp]) > max(order[c] for c in sr.kept[opp])
+        for t, tv in zip(instants, truth, strict=True):
+            assert view(sample, me, t) == tv
+        assert [str(a) for a in legal_actions(sample, me, now)] == truth_legal
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st_.integers(0, 10**6),
+    move_seconds=st_.sampled_from([None, 30]),
+    levels=st_.lists(st_.sampled_from(["random", "easy", "medium"]), min_size=2, max_size=2),
+)
+def test_every_sample_shows_the_seat_the_table_it_saw(
+    seed: int, move_seconds: int | None, levels: list[str]
+) -> None:
+    cfg = Settings(move_seconds=move_seconds, target_score=61)
+    bots: list[Bot] = [bot_for(KIND, levels[0]), _Sleepy(bot_for(KIND, levels[1]), seed)]
+    rng = random.Random(seed)
+    sit_seat = seed % 2
+    sitter: Memory | None = None
+    checked = 0
+    for step, (state, memories, now) in enumerate(_states(bots, seed=f"det{seed}", cfg=cfg)):
+        if state.status != "playing":
+            break
+        if sitter is not None:
+            sitter.observe(view=memories[sit_seat].view)
+        if step == 9:
+            sitter = Memory(KIND, sit_seat)  # sits in here: knows only what views show
+            sitter.observe(view=memories[sit_seat].view)
+        if step % 3:
+            continue
+        for m in memories:
+            _check_seat(state, m, now, rng)
+        if sitter is not None:
+            det = Determiniser(sitter)
+            tv = view(state, sit_seat, now)
+            for _ in range(2):
+                assert view(det.sample(rng), sit_seat, now) == tv
+        checked += 1
+        if checked >= 25:
+            break
+    assert checked >= 5
+
+
+def test_a_go_proves_what_the_opponent_does_not_hold() -> None:
+    """C8: a "go" at count c means no card worth 31 - c or less; the determiniser deals none."""
+    rng = random.Random(3)
+    for g in range(40):
+        for state, memories, _now in _states(
+            [MediumBot(), MediumBot()], seed=f"go{g}", cfg=Settings(target_score=31)
+        ):
+            r = state.round
+            for m in memories:
+                opp = 1 - m.seat
+                k = track(m)
+                if state.status == "playing" and r.phase == "play" and r.go[opp] and r.hands[opp]:
+                    assert k.opp_excluded
+                    sample = Determiniser(m, k).sample(rng)
+                    assert all(r.count + engine.value(c) > 31 for c in sample.round.hands[opp])
+                    return
+    raise AssertionError("no go with cards left in 40 games")
+
+
+# -- legal play over many games -------------------------------------------------------------
+@pytest.mark.parametrize("pair", [("random", "easy"), ("easy", "medium"), ("medium", "medium")])
+def test_bots_never_submit_an_illegal_action(pair: tuple[str, str]) -> None:
+    """play_game raises on any refused action; 80 short games per pairing (240 here, plus
+    the hard ones below), seats swapped every game, half of them with a clock."""
+    for g in range(80):
+        a, b = (bot_for(KIND, pair[0]), bot_for(KIND, pair[1]))
+        bots = [a, b] if g % 2 else [b, a]
+        cfg = Settings(move_seconds=30 if g % 4 < 2 else None, target_score=31)
+        rec = play_game(KIND, bots, seed=f"legal-{pair}-{g}", settings=cfg)
+        assert rec.winners and max(rec.scores) == 31
+
+
+def test_hard_plays_whole_games_legally_within_its_budget() -> None:
+    budget = Budget(cpu_ms=15.0)
+    for g in range(4):
+        bots = [bot_for(KIND, "hard", budget=budget), bot_for(KIND, "medium")]
+        if g % 2:
+            bots.reverse()
+        rec = play_game(KIND, bots, seed=f"hard-{g}", settings=Settings(target_score=31))
+        assert rec.winners
+        hard = rec.seats[0 if g % 2 == 0 else 1]
+        # The search stops at its CPU budget (plus one paired iteration and the set-up).
+        assert hard.max_cpu_s < 0.25, hard.max_cpu_s
+
+
+def test_hard_search_respects_the_iteration_cap_and_returns_a_legal_move() -> None:
+    st, ev = new_game(seats=2, settings=Settings(), seed="cap", now=0)
+    m = Memory(KIND, 0)
+    m.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
+    bot = bot_for(KIND, "hard", budget=Budget(10_000, max_iterations=20))
+    wire = bot.decide(m, 0, random.Random(1))
+    assert Action.from_wire(wire) in legal_actions(st, 0, 0)
+    assert bot.last is not None and bot.last.iterations == 20  # type: ignore[attr-defined]
+
+
+# -- fairness: the shape of the inputs --------------------------------------------------------
+def test_memory_refuses_what_the_seat_was_not_sent() -> None:
+    st, ev = new_game(seats=2, settings=Settings(), seed="fair", now=0)
+    m = Memory(KIND, 0)
+    m.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
+    before = m.to_json()
+    st1, lay = apply(st, 1, legal_actions(st, 1, 0)[0], 0)
+    for bad in (
+        {"view": st1},
+        {"view": st1.to_json()},
+        {"view": view(st1, 1, 0)},  # the other seat's view: its hand
+        {"view": view(st1, None, 0)},  # a spectator's: no 'you'
+        {"events": lay},
+        {"events": [lay[0].to_json()]},  # the full lay-away: the opponent's crib cards
+        {"events": [event_view(lay[0], 1)]},  # the opponent's own copy of it
+        {"events": [e.to_json() for e in ev]},  # round_dealt with the deck and both hands
+    ):
+        with pytest.raises(ObservationError):
+            m.observe(**bad)  # type: ignore[arg-type]
+        assert m.to_json() == before
+    m.observe(view=view(st1, 0, 0), events=[event_view(e, 0) for e in lay])
+    assert m.events[-1]["data"]["cards"] is None
+    assert Memory.from_json(m.to_json()).to_json() == m.to_json()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_decides_through_the_checked_entry_point(level: str) -> None:
+    cls = BOTS[level]
+    assert cls.decide is Bot.decide
+    assert list(inspect.signature(cls.choose).parameters) == ["self", "memory", "now", "rng"]
+    st, ev = new_game(seats=2, settings=Settings(), seed="shape", now=0)
+    bot = bot_for(KIND, level, budget=Budget(5))
+    good = Memory(KIND, 0)
+    good.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
+    for wrong in (st, st.to_json(), view(st, 0, 0), good.to_json()):
+        with pytest.raises(ObservationError):
+            bot.decide(wrong, 0, random.Random(1))  # type: ignore[arg-type]
+    wire = bot.decide(good, 0, random.Random(1))
+    assert Action.from_wire(wire) in legal_actions(st, 0, 0)
+
+
+def _twin_decks(seed: str) -> tuple[list[str], list[str]]:
+    """Two decks that deal seat 0 the same six and the same starter, but differ in seat 1's six
+    and in the stock."""
+    deck = engine.rules.deck_for(seed, 1)  # tests may use internals; bots may not
+    st, _ = new_game(seats=2, settings=Settings(), seed=seed, now=0, decks=[deck])
+    theirs = [i for i in range(12) if (i % 2 == 0) == (st.round.dealer == 0)]
+    twin = deck[:]
+    for n, i in enumerate(theirs):
+        twin[i], twin[20 + n] = twin[20 + n], twin[i]
+    return deck, twin
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_bot_cannot_tell_apart_worlds_its_seat_saw_the_same(level: str) -> None:
+    """The opponent never moves (its clock runs out; a lay-away timeout and play timeouts reveal
+    different cards in the two worlds only once they happen); until then seat 0's decisions are
+    the same in both worlds."""
+    seed = "twins"
+    traces = []
+    for deck in _twin_decks(seed):
+        cfg = Settings(move_seconds=30)
+        st, ev = new_game(seats=2, settings=cfg, seed=seed, now=0, decks=[deck])
+        m = Memory(KIND, 0, salt="s")
+        m.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
+        bot = bot_for(KIND, level, budget=Budget(10_000, max_iterations=30))
+        wire = bot.decide(m, 0, random.Random(7))
+        traces.append(wire)
+    assert traces[0] == traces[1]
+    assert traces[0] is not None and traces[0]["type"] == "lay_away"
