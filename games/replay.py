@@ -1,0 +1,248 @@
+"""Replays of finished games: every version of a game as a frame, in full or from one seat.
+
+The platform stores ``Game.state`` for the current version only.  Every earlier state is
+rebuilt exactly by replaying the engine calls the service layer logged (``EngineCall``: the
+``new_game`` with the game's seed and full settings, then each ``apply``/``fire``/``advance`` at
+its instant) -- the engine is deterministic, and the rebuilt last state is checked against the
+stored one before anything is served.
+
+A frame is what one receiver was (or, for the full view, may now be) shown at one version:
+
+* **a seat's point of view** (``seat=N``; ``None`` is a spectator): the version's events through
+  the engine's ``event_view`` for that seat -- private forms only at their own version, which
+  is exactly the "shown once" rule of ``games.selectors`` (a look appears in its frame and is
+  gone from the next) -- and the engine's ``view`` of that version's state for that seat.  No
+  second copy of the rules: redaction is the engine's, as live.
+* **full** (``seat="full"``): the kind's ``replay`` hook (``full_view`` / ``full_event_view``,
+  docs/ENGINE.md "Optional hooks for history") -- everything the rules let a finished game show;
+  what stays hidden for good (a deck order, a stock) stays hidden.  A kind without the hook gets
+  the spectator view instead, and the answer says so (``view: "spectator"``).
+
+A game in progress has no replay (its live view is all there is): ``game_in_progress`` (409).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils.translation import gettext, gettext_noop
+
+from games import clock
+from games.engines import engine_for
+from games.engines.base import Event as EngineEvent
+from games.errors import ServiceError
+from games.history_models import EngineCall
+from games.hooks import hook
+from games.models import Event, Game, Seat
+from games.selectors import stopped_view
+
+__all__ = [
+    "FULL",
+    "Viewer",
+    "describe_events",
+    "game_for_replay",
+    "replay_frames",
+    "replay_states",
+]
+
+logger = logging.getLogger(__name__)
+
+FULL = "full"
+#: Who a frame is for: a seat number, None (a spectator) or ``"full"``.
+Viewer = int | None | Literal["full"]
+
+_OVER = (Game.Status.FINISHED, Game.Status.ABANDONED)
+_STOPPED = {"game_ended": Game.Status.FINISHED, "game_abandoned": Game.Status.ABANDONED}
+
+
+def game_for_replay(*, game_id: int, user: AbstractBaseUser | None) -> Game:
+    """The game if ``user`` may open its replay: any signed-in user for a public game, only
+    its players and staff for a private one (``not_found`` otherwise, as for live games; an
+    invite code is not enough once the game is over).  Refused while it is played."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        raise ServiceError("not_found", "No such game.", status=404)
+    if game.private and not getattr(user, "is_staff", False):
+        pk = getattr(user, "pk", None)
+        if pk is None or not Seat.objects.filter(game=game, user_id=pk).exists():
+            raise ServiceError("not_found", "No such game.", status=404)
+    if game.status not in _OVER:
+        raise ServiceError(
+            "game_in_progress",
+            "A game can be replayed once it is over; until then its live view is all there is.",
+            status=409,
+        )
+    return game
+
+
+@dataclass(frozen=True)
+class VersionState:
+    """The engine state as a version left it (None before the deal) and that version's instant."""
+
+    version: int
+    at: int | None
+    state: Any
+    call: EngineCall | None
+
+
+def replay_states(game: Game) -> Iterator[VersionState]:
+    """Every version's engine state, rebuilt from the logged engine calls, in order.
+
+    Raises ``replay_unavailable`` (409) for a game whose calls were not logged (started before
+    replays existed) and ``replay_mismatch`` (500, logged) if the rebuilt last state is not the
+    stored one -- a replay is exact or it is not served.
+    """
+    engine = engine_for(game.kind)
+    calls = {c.version: c for c in EngineCall.objects.filter(game=game).order_by("version")}
+    engine_versions = set(
+        Event.objects.filter(game=game, origin=Event.Origin.ENGINE)
+        .values_list("version", flat=True)
+        .distinct()
+    )
+    if not engine_versions <= set(calls) or (game.state is not None and not calls):
+        raise ServiceError(
+            "replay_unavailable",
+            "This game was played before replays were recorded; it has no replay.",
+            status=409,
+        )
+    state = None
+    for version in range(1, game.version + 1):
+        call = calls.get(version)
+        if call is not None:
+            state = _run(engine, game, state, call)
+        yield VersionState(version, call.at if call is not None else None, state, call)
+    if (state.to_json() if state is not None else None) != game.state:
+        logger.error("replay of game %s does not reproduce its stored state", game.pk)
+        raise ServiceError("replay_mismatch", "This game's replay is damaged.", status=500)
+
+
+def _run(engine: Any, game: Game, state: Any, call: EngineCall) -> Any:
+    """One logged engine call applied to ``state``: the next version's state."""
+    if call.call == EngineCall.Call.NEW_GAME:
+        settings = engine.Settings.from_json(call.settings)
+        new, _ = engine.new_game(
+            seats=call.seats, settings=settings, seed=game.seed, now=call.at, decks=call.decks
+        )
+    elif call.call == EngineCall.Call.APPLY:
+        new, _ = engine.apply(state, call.seat, engine.Action.from_wire(call.action), call.at)
+    elif call.call == EngineCall.Call.FIRE:
+        new, _ = engine.fire(state, call.key, call.at)
+    else:
+        new, _ = engine.advance(state, call.at)
+    return new
+
+
+def replay_frames(
+    *, game: Game, viewer: Viewer, start: int = 1, limit: int | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """The frames of versions ``start`` .. ``start + limit - 1`` for ``viewer``, and which view
+    was served (``"full"``, ``"seat"`` or ``"spectator"``).
+
+    A frame: ``{version, at, status, events, state}`` -- ``events`` the version's events in
+    the viewer's form (``{seq, version, type, data, at}``, as the live log), ``state`` the
+    engine's view of the state that version left (None in the lobby); for a seat, where its
+    private forms differ from the public ones, ``events_later``: the version's events as its
+    log showed them once the game had moved on (the public forms; a look is shown once).
+    """
+    engine = engine_for(game.kind)
+    replay = hook(game.kind, "replay")
+    full = viewer == FULL and replay is not None
+    served = "full" if full else ("seat" if isinstance(viewer, int) else "spectator")
+    seat = viewer if isinstance(viewer, int) else None
+    end = game.version if limit is None else min(game.version, start + limit - 1)
+    rows: dict[int, list[Event]] = {}
+    for e in Event.objects.filter(game=game, version__gte=1, version__lte=end).order_by("seq"):
+        rows.setdefault(e.version, []).append(e)
+    status = Game.Status.LOBBY.value
+    winners: list[int] = []
+    stopped = False
+    frames: list[dict[str, Any]] = []
+    for vs in replay_states(game):
+        events = rows.get(vs.version, [])
+        for e in events:
+            if e.origin == Event.Origin.LOBBY and e.type == "game_started":
+                status = Game.Status.PLAYING.value
+            if e.origin == Event.Origin.LOBBY and e.type in _STOPPED:
+                status, stopped = _STOPPED[e.type].value, True
+                winners = list(e.data.get("winners") or [])
+        if vs.state is not None and vs.state.status == "finished" and not stopped:
+            status, winners = Game.Status.FINISHED.value, list(vs.state.winners)
+        if not start <= vs.version <= end:
+            continue  # replayed all the same: the last state is checked against the stored one
+        at = vs.at if vs.at is not None else _first_at(events)
+        state = None
+        if vs.state is not None:
+            state = replay.full_view(vs.state, at) if full else engine.view(vs.state, seat, at)
+            if stopped:
+                state = stopped_view(engine, state, status, winners)
+        shown = [_event(e, engine, replay if full else None, seat) for e in events]
+        frame = {"version": vs.version, "at": at, "status": status, "events": shown, "state": state}
+        if seat is not None:
+            # What this seat's log showed of this version afterwards: the public forms (a look
+            # is shown once); given only where it differs from the moment itself.
+            later = [_event(e, engine, None, None) for e in events]
+            if later != shown:
+                frame["events_later"] = later
+        frames.append(frame)
+    return served, frames
+
+
+def _first_at(events: list[Event]) -> int | None:
+    return clock.from_datetime(events[0].created_at) if events else None
+
+
+def _event(event: Event, engine: Any, replay: Any, seat: int | None) -> dict[str, Any]:
+    """One stored event in the frame's form: the full form (replay hook), or the seat's."""
+    if event.origin == Event.Origin.ENGINE:
+        raw = EngineEvent(event.type, event.data)
+        shown = replay.full_event_view(raw) if replay is not None else engine.event_view(raw, seat)
+        data = shown["data"]
+    else:
+        data = dict(event.data)
+    return {
+        "seq": event.seq,
+        "version": event.version,
+        "type": event.type,
+        "data": data,
+        "at": clock.from_datetime(event.created_at),
+    }
+
+
+#: Lobby events in words (they are the platform's own, the same for every kind).
+_LOBBY_WORDS = {
+    "game_started": gettext_noop("The game starts"),
+    "game_ended": gettext_noop("An admin ends the game on the scores so far"),
+    "game_abandoned": gettext_noop("The game is abandoned"),
+}
+
+
+def describe_events(kind: str, events: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """Each event of a frame in public words, in the current language: the kind's
+    ``notation.describe`` hook where it has one, else the event's type and public fields.
+    Events not worth a line (timer bookkeeping) are left out by the hook."""
+    notation = hook(kind, "notation")
+    describe = getattr(notation, "describe", None) if notation is not None else None
+    lines = []
+    for e in events:
+        if e["type"] in _LOBBY_WORDS:
+            lines.append(gettext(_LOBBY_WORDS[e["type"]]))
+            continue
+        if e["type"] in ("game_created", "seat_joined", "seat_left", "seat_kicked", "host_changed"):
+            continue  # the lobby before the game: not part of its story
+        if describe is not None:
+            said = describe({"type": e["type"], "data": e["data"]}, names)
+            if said is None:
+                continue
+            message, params = said
+            words = {k: gettext(v) if k.endswith("_word") else v for k, v in params.items()}
+            lines.append(gettext(message) % words)
+        else:
+            shown = ", ".join(
+                f"{k}: {v}" for k, v in e["data"].items() if k != "at" and v is not None
+            )
+            lines.append(f"{e['type']} ({shown})" if shown else e["type"])
+    return lines

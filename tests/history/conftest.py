@@ -1,0 +1,111 @@
+"""Fixtures for the history tests: the games tests' users, fake clock, live-layer recorders and
+``start_game`` (imported, so they are the same fixtures), plus a driver that plays random legal
+games to their end through the service layer."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from games import selectors, services
+from games.models import Game
+from tests.games import conftest as games_conftest
+from tests.games.conftest import FakeClock
+
+# The games tests' fixtures, the very same functions (pytest finds them by these names).
+api = games_conftest.api
+fake_clock = games_conftest.fake_clock
+live_calls = games_conftest.live_calls
+make_user = games_conftest.make_user
+staff = games_conftest.staff
+start_game = games_conftest.start_game
+users = games_conftest.users
+client_for = games_conftest.client_for
+
+JUMPS = [0, 1, 700, 2000, 3001, 5000, 31_000]
+
+
+def play(
+    game: Game,
+    fake_clock: FakeClock,
+    rng: random.Random,
+    steps: int = 3000,
+    observe: Callable[[Game], None] | None = None,
+    tolerant: bool = False,
+) -> Game:
+    """Random legal actions, clock jumps, timers fired and swept, until the game is over (or
+    ``steps`` run out).  Calls crisp-like actions eagerly so games end in a few rounds: any
+    action named ``call`` is taken when offered (a kind-neutral nudge, not a rule).
+    ``observe(game)`` runs at the start and after every step that made a new version, at the
+    instant of that step (each step makes at most one version).  ``tolerant``: a refused
+    action is skipped (threads sharing the fake clock move time between a read and an act)."""
+    seats = list(game.seats.order_by("number").select_related("user"))
+    seen = -1
+    for _ in range(steps):
+        game.refresh_from_db()
+        if observe is not None and game.version != seen:
+            seen = game.version
+            observe(game)
+        if game.status != Game.Status.PLAYING:
+            break
+        fake_clock.advance(rng.choice(JUMPS))
+        roll = rng.random()
+        if roll < 0.08 and game.deadlines:
+            services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
+            continue
+        if roll < 0.16:
+            services.game_sweep()
+            continue
+        options = [
+            (s, a) for s in seats for a in selectors.game_legal_actions(game=game, user=s.user)
+        ]
+        if not options:
+            continue
+        calls = [o for o in options if o[1].get("type") == "call"]
+        seat, action = rng.choice(calls if calls and rng.random() < 0.7 else options)
+        try:
+            services.game_act(
+                game=game, user=seat.user, action=action, expected_version=game.version
+            )
+        except services.ServiceError:
+            if not tolerant:
+                raise
+    game.refresh_from_db()
+    return game
+
+
+@pytest.fixture
+def finished_game(
+    users: list[Any], start_game: Callable[..., Game], fake_clock: FakeClock
+) -> Callable[..., Game]:
+    """A random game of ``kind`` with ``n`` of the users (or ``players``), played to its end."""
+
+    def make(
+        seed: int = 0,
+        n: int = 2,
+        players: list[Any] | None = None,
+        kind: str = "crisp",
+        **kw: Any,
+    ) -> Game:
+        rng = random.Random(seed)
+        if kind == "crisp":  # Crisp's timers and pile drawing make games varied and quick
+            kw.setdefault("draw_seconds", 30)
+            kw.setdefault("pile_draw", bool(seed % 2))
+        g = start_game(players or users[:n], seed=f"hist-{seed}", kind=kind, **kw)
+        g = play(g, fake_clock, rng)
+        assert g.status == Game.Status.FINISHED, "the random game did not finish"
+        return g
+
+    return make
+
+
+def seats_for(kind: str, seed: int) -> int:
+    """A seat count the kind allows, varied by ``seed`` (at most the 8 test users)."""
+    from games.engines import engine_for
+
+    engine = engine_for(kind)
+    high = min(engine.MAX_SEATS, 8)
+    return engine.MIN_SEATS + seed % (high - engine.MIN_SEATS + 1)
