@@ -1,0 +1,301 @@
+"""Eight people, four on phones and four on desktops, in three languages, play three rounds of
+Crisp through one invite link, then start a rematch with one click each.
+
+Proved on the way: every opening look is seen (24 of 24: the looks of different seats never
+refuse each other, R3); a Queen swap is highlighted for the bystanders and the receiver reads
+where the card came from; a King chain shows its extra draws; a timeout marks the seat on every
+table; a call marks the caller; a reload mid-round keeps the log; the Japanese score table has
+no "R1". The deck is stacked after the first deal (tests only) so the specials come when wanted,
+and the draw clock is shortened to make the timeout quick.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from games import services
+from games.engines.crisp import Settings, new_game
+from games.models import Game
+from tests.e2e.conftest import OPEN_CONTEXTS
+from tests.e2e.test_play import log_in, shot, wait_live
+from tests.e2e.test_specials import set_target, stack_deck
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1366, "height": 800}
+PLAYERS = [  # name, language, device
+    ("Aiko", "ja", DESKTOP), ("Boris", "ru", PHONE), ("Chiara", "en", PHONE),
+    ("Dmitri", "ru", DESKTOP), ("Emeka", "en", DESKTOP), ("Fumiko", "ja", PHONE),
+    ("Gustavo", "en", PHONE), ("Hana", "ja", DESKTOP),
+]  # fmt: skip
+DRAW_SECONDS = 8
+
+#: Counts the opening looks this page showed: the moments both the left and the right card of
+#: the viewer's own seat are face up at once (a Jack or Queen look shows one card).
+COUNT_LOOKS = """
+window.__looks = 0;
+let both = false;
+new MutationObserver(() => {
+  const now = document.querySelectorAll(
+    '#my-seat .slot[data-place=left] .pcard.peek, #my-seat .slot[data-place=right] .pcard.peek'
+  ).length === 2;
+  if (now && !both) window.__looks += 1;
+  both = now;
+}).observe(document, {subtree: true, childList: true});
+"""
+
+
+def set_draw_seconds(game: Game, seconds: int) -> None:
+    """Tests only: a shorter draw clock in the stored snapshot (from the next turn on)."""
+    with transaction.atomic():
+        g = Game.objects.select_for_update().get(pk=game.pk)
+        g.state["settings"]["draw_seconds"] = seconds
+        g.save(update_fields=["state"])
+
+
+def _seed_with_specials() -> tuple[str, list[str]]:
+    """A seed whose first deal leaves a Queen, two Kings and plain cards in the deck, and the
+    ranks to stack on top: Q, K, K, then plain cards for the King's extra draws and the rest of
+    the round (a King drawn there would add draws the test does not expect)."""
+    for i in range(500):
+        seed = f"night-{i}"
+        st, _ = new_game(seats=8, settings=Settings(target_score=150, draw_seconds=30),
+                         seed=seed, now=0)  # fmt: skip
+        ranks = [c[0] for c in st.round.deck]
+        plain = [r for r in ranks if r not in "JQK"]
+        if ranks.count("Q") >= 1 and ranks.count("K") >= 2 and len(plain) >= 9:
+            return seed, ["Q", "K", "K", *plain[:9]]
+    raise AssertionError("no seed found")
+
+
+class Night:
+    def __init__(self, pages: dict[str, Any], game: Game) -> None:
+        self.pages = pages
+        self.game = game
+        self.looks_before_reload = 0
+
+    def whose_turn(self, timeout: float = 25) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, page in self.pages.items():
+                if page.locator("[data-key=draw-deck]").count():
+                    return name
+            time.sleep(0.1)
+        raise AssertionError("nobody could draw")
+
+    def draw_and_discard(self, name: str) -> None:
+        """One plain turn: draw from the deck; discard it (or, for a King, use it and play the
+        extra draws the same way)."""
+        page = self.pages[name]
+        page.click("[data-key=draw-deck]")
+        while True:
+            page.wait_for_selector("[data-key=discard], [data-key=king]")
+            if page.locator("[data-key=king]").count():
+                page.click("[data-key=king]")
+            else:
+                page.click("[data-key=discard]")
+            page.wait_for_function(
+                "() => !document.querySelector('[data-key=discard]')"
+                " && !document.querySelector('[data-key=king]')"
+            )
+            page.wait_for_function(
+                "() => !document.querySelector('#my-seat .seat.active')"
+                " || document.querySelector('[data-key=draw-deck]')"
+            )
+            if page.locator("[data-key=draw-deck]").count():
+                page.click("[data-key=draw-deck]")
+                continue
+            return
+
+    def final_turns(self, caller: str) -> None:
+        for _ in range(len(self.pages) - 1):
+            name = self.whose_turn()
+            assert name != caller
+            self.draw_and_discard(name)
+
+    def wait_reveal(self) -> None:
+        for page in self.pages.values():
+            page.wait_for_selector("#reveal:not([hidden]) .reveal-table", timeout=30_000)
+
+    def looks(self) -> int:
+        return self.looks_before_reload + sum(
+            p.evaluate("() => window.__looks") for p in self.pages.values()
+        )
+
+    def wait_looks(self, expected: int, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.looks() < expected:
+            time.sleep(0.2)
+        assert self.looks() == expected, f"{self.looks()} of {expected} opening looks seen"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_people_three_rounds_and_a_rematch(chromium: Any, site: str, artifacts: Path) -> None:
+    users = {n: UserFactory(username=n.lower(), display_name=n, language=lang)
+             for n, lang, _ in PLAYERS}  # fmt: skip
+    pages: dict[str, Any] = {}
+    try:
+        _night(chromium, site, artifacts, users, pages)
+    except BaseException:
+        for name, page in pages.items():
+            print(f"----- {name}: last WebSocket frames -----")
+            for direction, frame in page.frames_seen[-12:]:
+                print(direction, frame)
+        raise
+
+
+def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
+           pages: dict[str, Any]) -> None:  # fmt: skip
+    started = time.monotonic()
+    host = users["Aiko"]
+    game = services.game_create(
+        host=host, settings={"target_score": 150, "draw_seconds": 30}, private=True
+    )
+    services.game_rename(game=game, user=host, name="Game night")
+    link = f"{site}/games/{game.pk}/?code={game.invite_code}"
+    for name, _, device in PLAYERS:
+        page = log_in(chromium, site, name.lower(), device)
+        page.add_init_script(COUNT_LOOKS)
+        pages[name] = page
+        page.goto(link)
+        if name != "Aiko":
+            page.click("#join-game")
+            page.wait_for_selector(".lobby-seat .you-badge")
+    assert game.seats.count() == 8
+    night = Night(pages, game)
+    host_page = pages["Aiko"]
+    host_page.goto(f"{site}/games/{game.pk}/")
+    host_page.wait_for_selector(".lobby-seat:nth-child(8)")
+    # Started with a seed whose first deal leaves a Queen and two Kings in the deck (to stack).
+    seed, top = _seed_with_specials()
+    services.game_start(game=game, user=host, seed=seed)
+    game.refresh_from_db()
+    set_draw_seconds(game, DRAW_SECONDS)
+    stack_deck(game, top)
+    for page in pages.values():
+        page.wait_for_selector("#table-app")
+        wait_live(page)
+
+    # Round 1: all eight looks arrive at the deal.
+    night.wait_looks(8)
+    shot(pages["Boris"], artifacts, "70-eight-memorise-phone-ru")
+    shot(pages["Aiko"], artifacts, "71-eight-memorise-desktop-ja")
+
+    # The first player plays the Queen: their left for the next player's right.
+    first = night.whose_turn()
+    order = [n for n, _, _ in PLAYERS]
+    p = pages[first]
+    p.click("[data-key=draw-deck]")
+    p.click("[data-key=queen]")
+    p.locator("#my-seat button.slot").nth(0).click()
+    game.refresh_from_db()
+    target_seat = (game.state["round"]["turn"]["seat"] + 1) % 8
+    target = game.seats.get(number=target_seat).user.display_name
+    p.click(f"#seats .seat[data-seat='{target_seat}'] button.slot[data-place=right]")
+    p.wait_for_selector("[data-key=call]")
+    p.click("[data-key=call]")  # and calls crisp at once
+    bystanders = [n for n in order if n not in (first, target)]
+    for name in bystanders[:3]:
+        pages[name].wait_for_selector(".slot.moved", timeout=3_000)
+        assert pages[name].locator(".slot.moved").count() == 2, name
+    pages[target].wait_for_selector("#my-seat .slot.moved .moved-from", timeout=3_000)
+    shot(pages[bystanders[0]], artifacts, "72-queen-highlight")
+    shot(pages[target], artifacts, "73-queen-received")
+    for page in pages.values():  # the caller is marked on every table
+        page.wait_for_selector(".seat.caller .crisp-chip")
+
+    # The next player draws a King, then another King on the extra draw: a chain of draws.
+    nxt = night.whose_turn()
+    assert nxt == target
+    q = pages[nxt]
+    q.click("[data-key=draw-deck]")
+    q.click("[data-key=king]")
+    q.wait_for_selector(".seat.active .king-chip")
+    watcher = pages[bystanders[0]]
+    assert "K +2" in watcher.inner_text(".seat.active .king-chip")
+    q.click("[data-key=draw-deck]")
+    q.click("[data-key=king]")
+    watcher.wait_for_function(
+        "() => (document.querySelector('.seat.active .king-chip') || {}).textContent === 'K +3'"
+    )
+    shot(watcher, artifacts, "74-king-chain")
+    for _ in range(3):
+        q.wait_for_selector("[data-key=draw-deck]")
+        q.click("[data-key=draw-deck]")
+        q.click("[data-key=discard]")
+        q.wait_for_function("() => !document.querySelector('[data-key=discard]')")
+    for _ in range(6):
+        name = night.whose_turn()
+        night.draw_and_discard(name)
+    night.wait_reveal()
+    for page in pages.values():
+        page.click("[data-key=reveal-close]")
+
+    # Round 2: eight more looks; the first player lets the clock run out.
+    night.wait_looks(16, timeout=30)
+    idle = night.whose_turn(timeout=30)
+    idle_seat = pages[idle].evaluate(
+        "() => Number(document.querySelector('#my-seat .seat').dataset.seat)"
+    )
+    for page in pages.values():
+        page.wait_for_selector(f".seat[data-seat='{idle_seat}'].timed-out .timeout-chip",
+                               timeout=DRAW_SECONDS * 1000 + 8_000)  # fmt: skip
+    shot(pages["Gustavo"], artifacts, "75-timeout-phone-en")
+    caller = night.whose_turn()
+    night.draw_and_discard(caller)
+    pages[caller].click("[data-key=call]")
+    night.final_turns(caller)
+    night.wait_reveal()
+    assert "R1" not in pages["Hana"].inner_text("#scoreboard thead")
+    assert "第1回" in pages["Hana"].inner_text("#scoreboard thead")
+    for page in pages.values():
+        page.click("[data-key=reveal-close]")
+
+    # Round 3: the last. Someone reloads mid-round and keeps the log.
+    night.wait_looks(24, timeout=30)
+    set_target(game, 1)
+    for _ in range(2):
+        night.draw_and_discard(night.whose_turn())
+    reloader = pages["Dmitri"]
+    before = reloader.eval_on_selector_all("#log li", "els => els.map(e => e.textContent)")
+    night.looks_before_reload += reloader.evaluate("() => window.__looks")
+    reloader.reload()
+    wait_live(reloader)
+    reloader.wait_for_function(
+        f"() => document.querySelectorAll('#log li').length >= {len(before)}"
+    )
+    after = reloader.eval_on_selector_all("#log li", "els => els.map(e => e.textContent)")
+    assert set(before[:40]) <= set(after), set(before[:40]) - set(after)
+    assert night.looks() == 24  # the reload showed no look again (R4)
+    caller = night.whose_turn()
+    night.draw_and_discard(caller)
+    pages[caller].click("[data-key=call]")
+    night.final_turns(caller)
+    for page in pages.values():
+        page.wait_for_selector("#reveal:not([hidden]) .winners", timeout=30_000)
+    shot(pages["Fumiko"], artifacts, "76-game-over-phone-ja")
+    shot(pages["Emeka"], artifacts, "77-game-over-desktop-en")
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+
+    # "Play again": one click each, and the same eight sit at the new table.
+    for name in order:
+        pages[name].click("[data-key=rematch]")
+        pages[name].wait_for_selector(".lobby-seat .you-badge")
+    new = Game.objects.get(rematch_of=game)
+    assert sorted(s.user.display_name for s in new.seats.all()) == sorted(order)
+    assert new.name == "Game night" and new.settings["draw_seconds"] == 30 and new.private
+    shot(pages["Chiara"], artifacts, "78-rematch-lobby-phone-en")
+    for name, page in pages.items():
+        assert page.errors == [], (name, page.errors)
+    print(f"eight players, three rounds and a rematch in {time.monotonic() - started:.0f} s")
+    for context in list(OPEN_CONTEXTS):
+        context.close()
+        OPEN_CONTEXTS.remove(context)
