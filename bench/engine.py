@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from games.engine import (
+from games.engines.crisp import (
     Action,
     GameState,
     Settings,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -51,8 +52,10 @@ def pct(values: list[float], p: float) -> float:
 
 
 def line(name: str, values: list[float], unit: str = "ms") -> str:
-    return (f"  {name:<34} n={len(values):>6}  p50={pct(values, 50):8.1f} {unit}  "
-            f"p99={pct(values, 99):8.1f} {unit}  max={max(values, default=float('nan')):8.1f}")
+    return (
+        f"  {name:<34} n={len(values):>6}  p50={pct(values, 50):8.1f} {unit}  "
+        f"p99={pct(values, 99):8.1f} {unit}  max={max(values, default=float('nan')):8.1f}"
+    )
 
 
 def free_port() -> int:
@@ -62,26 +65,46 @@ def free_port() -> int:
 
 
 class Proc:
-    def __init__(self, name: str, args: list[str], env: dict[str, str], logs: Path) -> None:
+    """A child process in its own session, so stopping it stops everything it started."""
+
+    def __init__(
+        self, name: str, args: list[str], env: dict[str, str], logs: Path, cwd: Path = BASE_DIR
+    ) -> None:
         self.name, self.log = name, logs / f"{name}.log"
         with self.log.open("wb") as out:
-            self.p = subprocess.Popen(args, env=env, cwd=BASE_DIR, stdout=out,  # noqa: S603
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+            self.p = subprocess.Popen(  # noqa: S603
+                args,
+                env=env,
+                cwd=cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def stop(self) -> None:
         if self.p.poll() is None:
-            os.killpg(self.p.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.p.pid, signal.SIGTERM)
             try:
                 self.p.wait(15)
             except subprocess.TimeoutExpired:
                 os.killpg(self.p.pid, signal.SIGKILL)
+                self.p.wait(5)
+
+    def errors(self) -> int:
+        """ERROR lines and tracebacks in its log: every one is a fault the run must show."""
+        text = self.log.read_text(errors="replace")
+        return text.count("Traceback (most recent call last)") + sum(
+            1 for ln in text.splitlines() if " ERROR " in ln or ln.startswith("ERROR")
+        )
 
 
 # --- 1. fan-out -----------------------------------------------------------------------------
 
 
-async def fanout(kind: str, redis_url: str, groups: int = 250, members: int = 4,
-                 messages: int = 2000) -> float:
+async def fanout(
+    kind: str, redis_url: str, groups: int = 250, members: int = 4, messages: int = 2000
+) -> float:
     """Deliveries per second through one layer (sender and receivers in this process)."""
     from channels_redis.pubsub import RedisPubSubChannelLayer
 
@@ -92,8 +115,9 @@ async def fanout(kind: str, redis_url: str, groups: int = 250, members: int = 4,
     if kind == "pubsub":
         layer = RedisPubSubChannelLayer(hosts=[{"address": redis_url}], prefix=prefix)
     else:
-        layer = PooledRedisChannelLayer(hosts=[{"address": redis_url}], prefix=prefix,
-                                        capacity=1000, expiry=30)
+        layer = PooledRedisChannelLayer(
+            hosts=[{"address": redis_url}], prefix=prefix, capacity=1000, expiry=30
+        )
     channels = [[await layer.new_channel() for _ in range(members)] for _ in range(groups)]
     for g, chans in enumerate(channels):
         for ch in chans:
@@ -123,9 +147,12 @@ async def fanout(kind: str, redis_url: str, groups: int = 250, members: int = 4,
     # messages instead of being slow.
     for i in range(0, messages, 50):
         batch = min(50, messages - i)
-        await asyncio.gather(*(layer.group_send(f"g{(i + j) % groups}",
-                                                {"type": "game.update", "text": payload})
-                               for j in range(batch)))
+        await asyncio.gather(
+            *(
+                layer.group_send(f"g{(i + j) % groups}", {"type": "game.update", "text": payload})
+                for j in range(batch)
+            )
+        )
         await until((i + batch) * members - 400)
     await until(expected)
     elapsed = time.perf_counter() - start
@@ -139,31 +166,41 @@ async def fanout(kind: str, redis_url: str, groups: int = 250, members: int = 4,
 # --- 2. tables --------------------------------------------------------------------------------
 
 
-def make_tables(n: int, draw_seconds: int) -> list[tuple[int, list[str]]]:
+def make_tables(n: int) -> list[tuple[int, list[str]]]:
     from django.contrib.auth import get_user_model
 
     from accounts.services import token_create
     from games import services
-    from games.models import Game
 
     user_model = get_user_model()
     tables = []
     stamp = time.monotonic_ns()
     for t in range(n):
-        users = [user_model.objects.create_user(username=f"b{stamp}-{t}-{s}", password=None)
-                 for s in range(3)]
-        game = services.game_create(host=users[0], target_score=150, draw_seconds=None,
-                                    pile_draw=False, private=False)
+        users = [
+            user_model.objects.create_user(username=f"b{stamp}-{t}-{s}", password=None)
+            for s in range(3)
+        ]
+        game = services.game_create(host=users[0], settings={"target_score": 150})
         for u in users[1:]:
             services.game_join(game=game.pk, user=u)
-        Game.objects.filter(pk=game.pk).update(draw_seconds=draw_seconds)
         tokens = [token_create(user=u, name="bench")[1] for u in users]
         tables.append((game.pk, tokens))
     return tables
 
 
-async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seconds: float,
-                     start_games: Any, think: tuple[float, float]) -> dict[str, Any]:
+def _turn_key(player: Any) -> tuple[Any, ...]:
+    """Which draw of which turn of which round a player's table is at."""
+    turn = (player.state or {}).get("turn") or {}
+    return (player.state or {}).get("round"), turn.get("no"), turn.get("draw_no")
+
+
+async def run_tables(
+    ports: list[int],
+    tables: list[tuple[int, list[str]]],
+    seconds: float,
+    start_games: Any,
+    think: tuple[float, float],
+) -> dict[str, Any]:
     from tests.live.client import Player
 
     class Timed(Player):
@@ -177,11 +214,16 @@ async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seco
             self.frames = []  # keep memory flat: the bench does not need them
             super()._on_frame(frame)
 
-    players = [[Timed(ports[(t + s) % len(ports)], game_id, tok, f"t{t}s{s}")
-                for s, tok in enumerate(tokens)] for t, (game_id, tokens) in enumerate(tables)]
+    players = [
+        [
+            Timed(ports[(t + s) % len(ports)], game_id, tok, f"t{t}s{s}")
+            for s, tok in enumerate(tokens)
+        ]
+        for t, (game_id, tokens) in enumerate(tables)
+    ]
     flat = [p for table in players for p in table]
     for i in range(0, len(flat), 50):
-        await asyncio.gather(*(p.start() for p in flat[i:i + 50]))
+        await asyncio.gather(*(p.start() for p in flat[i : i + 50]))
     await asyncio.to_thread(start_games)
     sent: list[tuple[list[Timed], int, float]] = []
     stop_at = time.monotonic() + seconds
@@ -190,12 +232,22 @@ async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seco
     async def bot(me: Timed, table: list[Timed]) -> None:
         while time.monotonic() < stop_at:
             try:
-                await me.wait_for(lambda p: p.my_turn_to_draw(), max(0.1, stop_at -
-                                                                    time.monotonic()))
+                await me.wait_for(
+                    lambda p: p.my_turn_to_draw(), max(0.1, stop_at - time.monotonic())
+                )
             except TimeoutError:
                 return
             if me.state["turn"]["draw_no"] == 1 and rng.random() < 0.25:
-                await me.wait_for(lambda p, v=me.version: p.version > v, 120)  # let it time out
+                # Let it time out: wait until the turn moves on (not merely the next version:
+                # a deadline with a frame of its own, such as a crisp window closing, is not
+                # the draw clock), within the window (a finished game never moves on).
+                key = _turn_key(me)
+                try:
+                    await me.wait_for(
+                        lambda p, k=key: _turn_key(p) != k, max(0.1, stop_at - time.monotonic())
+                    )
+                except TimeoutError:
+                    return
                 continue
             for action in ({"type": "draw", "source": "deck"}, None):
                 if think:
@@ -213,13 +265,15 @@ async def run_tables(ports: list[int], tables: list[tuple[int, list[str]]], seco
                 sent.append((table, ack["version"], t0))
                 await me.wait_for(lambda p, v=ack["version"]: p.version >= v, 30)
 
-    await asyncio.gather(*(bot(p, table) for table in players for p in table),
-                         return_exceptions=True)
+    await asyncio.gather(
+        *(bot(p, table) for table in players for p in table), return_exceptions=True
+    )
     await asyncio.sleep(1.0)
     per_seat, every_seat = [], []
     for table, version, t0 in sent:
-        arrivals = [min((t for v, t in p.arrivals.items() if v >= version), default=None)
-                    for p in table]
+        arrivals = [
+            min((t for v, t in p.arrivals.items() if v >= version), default=None) for p in table
+        ]
         if None in arrivals:
             continue
         per_seat.extend((a - t0) * 1000 for a in arrivals)
@@ -233,8 +287,9 @@ def lateness(game_ids: list[int]) -> dict[str, list[float]]:
     from games.models import Event
 
     out: dict[str, list[float]] = {"window_closed": [], "draw_timeout": [], "may_start": []}
-    rows = Event.objects.filter(game_id__in=game_ids,
-                                type__in=["window_closed", "timeout", "draw_ready"])
+    rows = Event.objects.filter(
+        game_id__in=game_ids, type__in=["window_closed", "timeout", "draw_ready"]
+    )
     for row in rows.iterator():
         due = row.data.get("at")
         if due is None or (row.type == "draw_ready" and row.data.get("draw_no") != 1):
@@ -251,16 +306,53 @@ def stack_run(kind: str, args: argparse.Namespace, env: dict[str, str], logs: Pa
 
     env = {**env, "CHANNEL_LAYER": kind}
     ports = [free_port(), free_port()]
-    procs = [Proc(f"{kind}-daphne{i}", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(p),
-                                        "crisp_site.asgi:application"], env, logs)
-             for i, p in enumerate(ports)]
-    procs.append(Proc(f"{kind}-worker", [str(BIN / "celery"), "-A", "crisp_site", "worker",
-                                          "--loglevel", "WARNING", "--pool", "threads",
-                                          "--concurrency", "8", "--without-mingle",
-                                          "--without-gossip"], env, logs))
-    procs.append(Proc(f"{kind}-beat", [str(BIN / "celery"), "-A", "crisp_site", "beat",
-                                        "--loglevel", "WARNING", "--schedule",
-                                        str(logs / f"{kind}-beat-schedule")], env, logs))
+    procs = [
+        Proc(
+            f"{kind}-daphne{i}",
+            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(p), "crisp_site.asgi:application"],
+            env,
+            logs,
+        )
+        for i, p in enumerate(ports)
+    ]
+    procs.append(
+        Proc(
+            f"{kind}-worker",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "crisp_site",
+                "worker",
+                "--loglevel",
+                "WARNING",
+                "--pool",
+                "threads",
+                "--concurrency",
+                "8",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            env,
+            logs,
+        )
+    )
+    procs.append(
+        Proc(
+            f"{kind}-beat",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "crisp_site",
+                "beat",
+                "--loglevel",
+                "WARNING",
+                "--schedule",
+                str(logs / f"{kind}-beat-schedule"),
+            ],
+            env,
+            logs,
+        )
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -268,21 +360,27 @@ def stack_run(kind: str, args: argparse.Namespace, env: dict[str, str], logs: Pa
                 break
             time.sleep(0.2)
         time.sleep(3)  # the worker
-        tables = make_tables(args.tables, args.draw_seconds)
+        tables = make_tables(args.tables)
         ids = [g for g, _ in tables]
 
         def start_games() -> None:
             for g in ids:
-                services.game_start(game=g, user=Game.objects.get(pk=g).host)
+                services.game_start(
+                    game=g,
+                    user=Game.objects.get(pk=g).host,
+                    timers={"draw_seconds": args.draw_seconds},
+                )
 
         think = (args.think_min, args.think_max)
         result = asyncio.run(run_tables(ports, tables, args.seconds, start_games, think))
         late = lateness(ids)
         fired = sum(len(v) for v in late.values())
         load = os.getloadavg()[0]
-        print(f"\n[{kind}] {args.tables} tables x 3 bots, {args.seconds:.0f} s, 2 daphnes, "
-              f"think {think[0]}-{think[1]} s: {result['acts'] / args.seconds:.0f} acts/s, "
-              f"{fired / args.seconds:.0f} timer events/s, load average {load:.1f}")
+        print(
+            f"\n[{kind}] {args.tables} tables x 3 bots, {args.seconds:.0f} s, 2 daphnes, "
+            f"think {think[0]}-{think[1]} s: {result['acts'] / args.seconds:.0f} acts/s, "
+            f"{fired / args.seconds:.0f} timer events/s, load average {load:.1f}"
+        )
         print(line("timer lateness: window_closed", late["window_closed"]))
         print(line("timer lateness: draw_timeout", late["draw_timeout"]))
         print(line("timer lateness: may_start", late["may_start"]))
@@ -290,8 +388,9 @@ def stack_run(kind: str, args: argparse.Namespace, env: dict[str, str], logs: Pa
         print(line("action -> every seat's socket", result["every_seat"]))
         sys.stdout.flush()
         for g in ids:  # stop their timers before the next stack starts
-            Game.objects.filter(pk=g).update(status=Game.Status.ABANDONED, deadlines=[],
-                                             next_deadline_at=None)
+            Game.objects.filter(pk=g).update(
+                status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
+            )
     finally:
         for proc in reversed(procs):
             proc.stop()
@@ -302,11 +401,15 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=45)
     parser.add_argument("--draw-seconds", type=int, default=8)
-    parser.add_argument("--think-min", type=float, default=0.5,
-                        help="a bot's least thinking time before each action (s)")
+    parser.add_argument(
+        "--think-min",
+        type=float,
+        default=0.5,
+        help="a bot's least thinking time before each action (s)",
+    )
     parser.add_argument("--think-max", type=float, default=2.0)
     parser.add_argument("--layers", default="pubsub,classic")
-    parser.add_argument("--conn-max-age", type=int, default=60)
+    parser.add_argument("--conn-max-age", type=int, default=0)
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
 
@@ -319,27 +422,37 @@ def main() -> None:
     logs.mkdir()
     from crisp_site.embedded_redis import EmbeddedRedis
 
-    redis = EmbeddedRedis(Path(tempfile.gettempdir()) / f"crisp-bench-{os.getpid()}.sock",
-                          tmp / "redis").start()
+    redis = EmbeddedRedis(
+        Path(tempfile.gettempdir()) / f"crisp-bench-{os.getpid()}.sock", tmp / "redis"
+    ).start()
     env = dict(os.environ)
-    env.update(DJANGO_SETTINGS_MODULE="crisp_site.settings", CRISP_VAR_DIR=str(tmp),
-               REDIS_URL=redis.url, DATABASE_URL=args.database_url
-               or f"sqlite:///{tmp / 'bench.sqlite3'}", LOG_LEVEL="WARNING",
-               PYTHONUNBUFFERED="1")
-    # Persistent database connections, as production should run: with CONN_MAX_AGE=0 every
-    # database_sync_to_async call and every Celery task opens a new connection (a forked
-    # backend on PostgreSQL).
+    env.update(
+        DJANGO_SETTINGS_MODULE="crisp_site.settings",
+        CRISP_VAR_DIR=str(tmp),
+        REDIS_URL=redis.url,
+        DATABASE_URL=args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+    # CONN_MAX_AGE=0 as production runs: on PostgreSQL connections are reused through the
+    # psycopg pool (settings DB_POOL), which Django refuses to combine with persistent ones.
     env.setdefault("CONN_MAX_AGE", str(args.conn_max_age))
     os.environ.update(env)
     try:
         import django
 
         django.setup()
-        subprocess.run([str(BIN / "python"), "manage.py", "migrate", "--noinput", "-v", "0"],  # noqa: S603
-                       env=env, cwd=BASE_DIR, check=True)
-        print(f"Crisp live bench — {os.cpu_count()} cores, database "
-              f"{env['DATABASE_URL'].split(':')[0]} (CONN_MAX_AGE={env['CONN_MAX_AGE']}), "
-              f"private Redis, logs in {logs}")
+        subprocess.run(  # noqa: S603
+            [str(BIN / "python"), "manage.py", "migrate", "--noinput", "-v", "0"],
+            env=env,
+            cwd=BASE_DIR,
+            check=True,
+        )
+        print(
+            f"Crisp live bench — {os.cpu_count()} cores, database "
+            f"{env['DATABASE_URL'].split(':')[0]} (CONN_MAX_AGE={env['CONN_MAX_AGE']}), "
+            f"private Redis, logs in {logs}"
+        )
         print("\nchannel-layer fan-out (250 groups x 4 receivers, 2,000 messages of 3 KB):")
         rates = {}
         for kind in ("pubsub", "classic"):

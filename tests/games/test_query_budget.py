@@ -1,0 +1,84 @@
+"""How many SQL round trips one action costs (issue 13): the budget the benchmark's profile set.
+
+On a daphne process every database call of every socket runs on the *one* thread of
+`database_sync_to_async`, so an action's queries are serial with everyone else's: at the knee of
+`bench/scale.py` that thread is what limits the process (bench/RESULTS.md, "Scale"). These
+tests pin the count so a change that adds a round trip to the hot path is seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import clock, consumers, services
+
+pytestmark = pytest.mark.django_db
+
+
+def _four_seats(
+    start_game: Any, users: list[Any], fake_clock: Any, **timers: int
+) -> tuple[Any, Any]:
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0, **timers})
+    fake_clock.advance(10)
+    game.refresh_from_db()
+    seat = game.state["round"]["turn"]["seat"]
+    mover = next(u for u in users[:4] if game.seats.get(number=seat).user_id == u.pk)
+    return game, mover
+
+
+def test_an_action_over_the_socket_costs_at_most_its_budget(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    game, mover = _four_seats(start_game, users, fake_clock)
+    with CaptureQueriesContext(connection) as draw:
+        seat, ack = consumers._act(game.pk, mover, {"action": {"type": "draw", "source": "deck"}})
+    assert ack["type"] == "ack" and ack["events"]
+    fake_clock.advance(10)
+    with CaptureQueriesContext(connection) as discard:
+        _, ack2 = consumers._act(game.pk, mover, {"action": {"type": "discard"}})
+    assert ack2["version"] == ack["version"] + 1
+    assert seat == game.seats.get(user=mover).number
+    # The drawn card reaches its drawer in the ack (private form), and only there.
+    assert any(e["type"] == "draw" and e["data"].get("card") for e in ack["events"])
+    assert len(draw) <= BUDGET_DRAW
+    assert len(discard) <= BUDGET_DISCARD
+
+
+#: Measured before issue 13's change: 11 and 13 (an INSERT per event, a query for the seats
+#: of computer players, and two reads again for the ack). Now: the lock, the seats (one
+#: query, users joined), the engine call, the round, the events (one bulk insert), the game.
+BUDGET_DRAW = 8
+BUDGET_DISCARD = 8
+#: A timer: the lock, the seats (one query, users joined: the sit-in count, the computer
+#: players and the broadcast's seat map), the timed-out seat's count, the engine call, the
+#: round, the events, the game (and the transaction's two statements). The timer measured is
+#: the draw clock's since the crisp window became silent (session 4; it was the window's, 8,
+#: which wrote no seat); a turn now has this one timer at most.
+BUDGET_TIMER = 9
+
+
+def test_a_timer_costs_at_most_its_budget(
+    start_game: Any,
+    users: list[Any],
+    fake_clock: Any,
+    live_calls: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    game, mover = _four_seats(start_game, users, fake_clock, draw_seconds=30)
+    consumers._act(game.pk, mover, {"action": {"type": "draw", "source": "deck"}})
+    with django_capture_on_commit_callbacks(execute=True):
+        consumers._act(game.pk, mover, {"action": {"type": "discard"}})
+    # The one timer a turn has now: the next player's draw clock (the crisp window and the
+    # start delay are silent, applied by this timer at their own instants).
+    (key, due), *_ = live_calls.scheduled[-1][1]
+    assert key.endswith(":timeout")
+    fake_clock.ms = clock.from_datetime(due)
+    with CaptureQueriesContext(connection) as fired:
+        assert services.game_fire_deadline(game_id=game.pk, key=key)
+    game.refresh_from_db()
+    assert not any(d["key"] == key for d in game.deadlines)
+    assert len(fired) <= BUDGET_TIMER
