@@ -3,21 +3,28 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-scale clean
 
 run: $(VENV)/.runtime
 	$(PY) -m crisp_site.run
 
 test: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: $(VENV)/.dev
 	$(PY) bench/engine.py
 	$(PY) bench/live.py
+
+# Issue 13's curve against the bare Channels stack (bench/scale.py; PostgreSQL on 127.0.0.1).
+# About 75 minutes on a quiet 2-core machine; BENCH_SCALE_ARGS to choose, e.g. --tables 10,100.
+bench-scale: $(VENV)/.dev
+	$(PY) bench/scale.py $(BENCH_SCALE_ARGS)
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (set PYTHON=...)")'

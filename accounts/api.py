@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from accounts import selectors, services
 from accounts.models import ApiToken, User
+from crisp_site import throttles
 
 
 def _as_drf_error(error: DjangoValidationError) -> ValidationError:
@@ -78,7 +79,7 @@ class ProfileUpdateApi(APIView):
     @extend_schema(
         operation_id="me_update",
         tags=["me"],
-        description="Change the display name, preferred language (en, ja, ru) or e-mail.",
+        description="Change the display name, preferred language (en, ja, ru) or email.",
         request=InputSerializer,
         responses=_ProfileOutput,
     )
@@ -114,6 +115,8 @@ class TokenListApi(APIView):
 
 
 class TokenCreateApi(APIView):
+    throttle_classes = [throttles.TokenCreateThrottle, throttles.InviteCodeThrottle]
+
     @extend_schema_serializer(component_name="ApiTokenCreate")
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=60)

@@ -10,7 +10,7 @@ from accounts.models import ApiToken, User
 
 
 class SignUpForm(UserCreationForm):
-    """Username, optional e-mail, password twice. `save()` is not used: the view calls
+    """Username, optional email, password twice. `save()` is not used: the view calls
     `user_create`, so the service's rules hold for every way in."""
 
     class Meta(UserCreationForm.Meta):
@@ -38,7 +38,7 @@ class ProfileForm(forms.Form):
         help_text=_("The site switches to it whenever you log in."),
     )
     email = forms.EmailField(
-        label=_("E-mail address"),
+        label=_("Email address"),
         required=False,
         help_text=_("Optional. Only used to send you a password-reset link."),
     )

@@ -18,6 +18,10 @@ class User(AbstractUser):
     language = models.CharField(
         _("preferred language"), max_length=2, choices=Language.choices, default=Language.ENGLISH
     )
+    # A computer player's account (it plays through the same seats and service layer as
+    # people, so every page and API shows it like a person -- plus this flag). It has no
+    # usable password and never signs in.
+    is_bot = models.BooleanField(_("computer player"), default=False, editable=False)
 
     def __str__(self) -> str:
         return self.display_name or self.username

@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import translation
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django.views.i18n import set_language as django_set_language
@@ -20,6 +21,8 @@ from django.views.i18n import set_language as django_set_language
 from accounts import selectors, services
 from accounts.forms import ProfileForm, SignUpForm, TokenCreateForm
 from accounts.models import User
+from crisp_site import throttles
+from crisp_site.throttles import throttled_message
 
 _MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -52,13 +55,37 @@ def _add_errors(form, error: ValidationError) -> None:
         form.add_error(None, error)
 
 
+def _throttled(response: HttpResponse, seconds: int) -> HttpResponse:
+    """The page re-rendered with the refusal: 429 with `Retry-After`, as the API answers."""
+    response.status_code = 429
+    response["Retry-After"] = str(seconds)
+    return response
+
+
 # --- Sign-up, log-in ---------------------------------------------------------------------------
 
 
+def _next_url(request: HttpRequest) -> str | None:
+    """The page a visitor was on their way to (``?next=``, e.g. a game's invite link), if it is
+    on this site; the same rule as Django's log-in view."""
+    target = request.POST.get("next") or request.GET.get("next")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
+
+
 def signup(request: HttpRequest) -> HttpResponse:
+    """Create an account and sign in. A new player lands where they were going (an invite
+    link's game) or else in the games lobby: the place to start playing."""
+    next_url = _next_url(request)
     if request.user.is_authenticated:
-        return redirect(settings.LOGIN_REDIRECT_URL)
+        return redirect(next_url or settings.LOGIN_REDIRECT_URL)
     form = SignUpForm(request.POST or None)
+    if request.method == "POST" and (wait := throttles.check(request, throttles.SignupThrottle)):
+        form.add_error(None, throttled_message(wait))
+        return _throttled(render(request, "accounts/signup.html", {"form": form}), wait)
     if request.method == "POST" and form.is_valid():
         language = translation.get_language() or settings.LANGUAGE_CODE
         if language not in User.Language.values:
@@ -74,13 +101,13 @@ def signup(request: HttpRequest) -> HttpResponse:
             _add_errors(form, error)
         else:
             login(request, user, backend=_MODEL_BACKEND)
-            response = redirect("accounts:profile")
+            response = redirect(next_url or "games:lobby")
             remember_language(response, user.language)
             messages.success(
                 request, _("Welcome to Crisp online, %(name)s!") % {"name": user.public_name}
             )
             return response
-    return render(request, "accounts/signup.html", {"form": form})
+    return render(request, "accounts/signup.html", {"form": form, "next": next_url})
 
 
 class LoginView(auth_views.LoginView):
@@ -135,7 +162,23 @@ password_change = auth_views.PasswordChangeView.as_view(
     success_url=reverse_lazy("accounts:password_change_done")
 )
 password_change_done = auth_views.PasswordChangeDoneView.as_view()
-password_reset = auth_views.PasswordResetView.as_view(
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's, throttled per address and per e-mail: no mailbox flooded, no address spraying."""
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        wait = throttles.check(
+            request, throttles.PasswordResetThrottle, throttles.PasswordResetEmailThrottle
+        )
+        if wait:
+            form = self.get_form()
+            form.add_error(None, throttled_message(wait))
+            return _throttled(self.render_to_response(self.get_context_data(form=form)), wait)
+        return super().post(request, *args, **kwargs)
+
+
+password_reset = PasswordResetView.as_view(
     success_url=reverse_lazy("accounts:password_reset_done"),
     email_template_name="registration/password_reset_email.txt",
     subject_template_name="registration/password_reset_subject.txt",
@@ -187,7 +230,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
     """List the person's tokens; POST creates one and shows its key, this once."""
     form = TokenCreateForm(request.POST or None)
     new_key = new_token = None
-    if request.method == "POST" and form.is_valid():
+    wait = request.method == "POST" and throttles.check(request, throttles.TokenCreateThrottle)
+    if wait:
+        form.add_error(None, throttled_message(wait))
+    elif request.method == "POST" and form.is_valid():
         try:
             new_token, new_key = services.token_create(
                 user=request.user, name=form.cleaned_data["name"]
@@ -209,7 +255,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     if new_key:
         # The page holds a secret: never let a cache keep it.
         response["Cache-Control"] = "no-store"
-    return response
+    return _throttled(response, wait) if wait else response
 
 
 @login_required

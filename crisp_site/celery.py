@@ -1,11 +1,43 @@
-"""The Celery app. Tasks live in each app's `tasks.py`; settings are the `CELERY_*` Django ones."""
+"""The Celery app. Tasks live in each app's `tasks.py`; settings are the `CELERY_*` Django ones.
 
+Database connections in the worker: Celery's Django fixup closes every connection before and
+after each task (and, in a prefork child, the whole connection pool) unless `CELERY_DB_REUSE_MAX`
+is set; at timer rates that was a new PostgreSQL backend per task, whose start-up cost as much
+CPU as the task. The settings set `CELERY_DB_REUSE_MAX`, so the fixup closes only every that many
+tasks, and the handlers below do what Django does around a request instead: hand the connection
+back when it is obsolete or unusable (`close_old_connections`). With the PostgreSQL pool that
+returns it to the pool (no new backend); a connection that broke is replaced, not reused.
+"""
+
+import logging
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import after_setup_logger, task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
 
 app = Celery("crisp_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _release_database_connections(**_kwargs: Any) -> None:
+    """Around each task, as around a request: drop a broken connection, return a pooled one."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+
+
+@after_setup_logger.connect
+def _quiet_routine_task_lines(**_kwargs: Any) -> None:
+    """Under `make run` (which sets ``CRISP_QUIET_TASK_LINES``), no "Task … received" /
+    "… succeeded" pair for every task: the sweep runs every 2 s and those lines buried the URL.
+    Failures are still logged (at ERROR), and the tasks' own INFO lines ("sweep fired …") stay.
+    A worker started any other way logs as Celery does by default."""
+    if os.environ.get("CRISP_QUIET_TASK_LINES"):
+        for name in ("celery.app.trace", "celery.worker.strategy"):
+            logging.getLogger(name).setLevel(logging.WARNING)

@@ -16,6 +16,7 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -66,9 +67,13 @@ def answers(path: Path) -> bool:
 class EmbeddedRedis:
     """One private redis-server process, listening only on a unix socket (no TCP port)."""
 
-    def __init__(self, path: Path, data_dir: Path) -> None:
+    def __init__(
+        self, path: Path, data_dir: Path, preexec_fn: Callable[[], None] | None = None
+    ) -> None:
+        """`preexec_fn` runs in the child before exec (`make run` sets a parent-death signal)."""
         self.path = path
         self.data_dir = data_dir
+        self.preexec_fn = preexec_fn
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -76,6 +81,8 @@ class EmbeddedRedis:
         return url_for(self.path)
 
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
+        """Start the server (again, after a crash: the dead one is reaped first)."""
+        self._reap()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists():  # left behind by a server that was killed
@@ -84,18 +91,27 @@ class EmbeddedRedis:
         # nothing on disk (the periodic sweep re-arms timers after a restart).
         args = [
             str(server_binary()),
-            "--port", "0",
-            "--unixsocket", str(self.path),
-            "--unixsocketperm", "700",
-            "--dir", str(self.data_dir),
-            "--save", "",
-            "--appendonly", "no",
-            "--daemonize", "no",
-            "--logfile", str(self.data_dir / f"{self.path.stem}.log"),
-            "--maxclients", "10000",
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.data_dir),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.data_dir / f"{self.path.stem}.log"),
+            "--maxclients",
+            "10000",
         ]
         # Its own session: Ctrl-C in `make run` reaches our supervisor, which stops it in order.
-        self.process = subprocess.Popen(args, start_new_session=True)
+        self.process = subprocess.Popen(args, start_new_session=True, preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if answers(self.path):
@@ -106,19 +122,22 @@ class EmbeddedRedis:
         self.stop()
         raise RuntimeError(f"embedded redis-server did not start (see {self.data_dir})")
 
+    def _reap(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            self.process = None
+
     def stop(self, timeout: float = 10.0) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.terminate()
+        """Stop the server and remove its socket (idempotent)."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
             try:
-                self.process.wait(timeout)
+                process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-        if self.path.exists():
-            self.path.unlink()
+                process.kill()
+                process.wait()
+        if process is not None and self.path.exists():
+            self.path.unlink(missing_ok=True)
 
 
 def ensure_running(path: Path, data_dir: Path) -> EmbeddedRedis | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import redis
 from django.conf import settings
 from django.db import connection
@@ -10,6 +12,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from crisp_site.celery import app as celery_app
+
+logger = logging.getLogger(__name__)
 
 
 def _database() -> bool:
@@ -51,4 +55,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "celery": workers > 0,
         "celery_workers": workers,
     }
-    return JsonResponse(body, status=200 if healthy else 503)
+    response = JsonResponse(body, status=200 if healthy else 503)
+    if not healthy:
+        # The 503 is the report (load balancers and `make run` poll for it): not a server error
+        # for django.request to log as ERROR each time, e.g. while the services come up.
+        logger.info("unhealthy: %s", body)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log
+    return response

@@ -3,9 +3,15 @@
 Starts, in order: the embedded Redis (only when `REDIS_URL` is unset), database migrations, then
 daphne (HTTP + WebSocket), a Celery worker (timers) and Celery beat (the periodic sweep). Prints
 the URL once `/healthz` is green. Ctrl-C (or SIGTERM) stops every process it started, newest
-first. A process that dies on its own is restarted; one that dies five times in a minute stops
-the whole site with a non-zero exit status.
+first, Redis last; further signals while stopping (make forwards one, the terminal sends
+another) are ignored, so a stop always runs to its end and leaves nothing behind. A process that
+dies on its own is restarted — the embedded Redis too: sockets then resubscribe and catch up
+(they notice Redis's new run id) and beat's sweep fires every deadline whose timer task was lost
+with it, once. One that dies five times in a minute stops the whole site with a non-zero status.
 Children also get a parent-death signal, so even a SIGKILLed supervisor leaves no orphans.
+
+Production does not run this supervisor: it runs an external Redis under its own supervision
+(systemd, a managed service) and the site's processes under the platform's (README).
 """
 
 from __future__ import annotations
@@ -79,37 +85,67 @@ class Supervisor:
         self.commands[name] = (args, env)
         self.children = [(n, p) for n, p in self.children if n != name] + [(name, process)]
 
+    def _may_restart(self, name: str, status: int | None) -> bool:
+        """Record a restart of `name`; False when it died too often to go on."""
+        now = time.monotonic()
+        recent = [t for t in self.restarts.get(name, []) if now - t < _RESTART_WINDOW]
+        if len(recent) >= _RESTARTS_ALLOWED:
+            print(
+                f"{name} exited {len(recent) + 1} times within {_RESTART_WINDOW:.0f}s "
+                f"(last status {status}); stopping.",
+                flush=True,
+            )
+            return False
+        print(f"{name} exited with status {status}; restarting it.", flush=True)
+        self.restarts[name] = [*recent, now]
+        return True
+
     def restart_dead(self) -> bool:
-        """Restart every child that exited; False when one died too often to go on."""
+        """Restart the embedded Redis and every child that exited; False when one died too often.
+
+        Redis first: a Celery worker exits when its broker goes away, and would only die again.
+        """
+        redis_process = self.redis.process if self.redis is not None else None
+        if redis_process is not None and redis_process.poll() is not None:
+            if not self._may_restart("redis", redis_process.returncode):
+                return False
+            self.redis.start()  # removes the dead server's socket first
         for name, process in list(self.children):
             if process.poll() is None:
                 continue
-            now = time.monotonic()
-            recent = [t for t in self.restarts.get(name, []) if now - t < _RESTART_WINDOW]
-            if len(recent) >= _RESTARTS_ALLOWED:
-                print(f"{name} exited {len(recent) + 1} times within {_RESTART_WINDOW:.0f}s "
-                      f"(last status {process.returncode}); stopping.", flush=True)
+            if not self._may_restart(name, process.returncode):
                 return False
-            print(f"{name} exited with status {process.returncode}; restarting it.", flush=True)
-            self.restarts[name] = [*recent, now]
             self.spawn(name, *self.commands[name])
         return True
 
     def stop(self) -> None:
+        """Stop every child, newest first, then Redis. Idempotent, and signals cannot cut it short.
+
+        A second SIGINT/SIGTERM during a stop used to raise KeyboardInterrupt inside it and skip
+        the rest (Redis was left running, and the next `make run` refused to start).
+        """
         self.stopping = True
-        for _name, process in reversed(self.children):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for _name, process in reversed(self.children):
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        if self.redis is not None:
-            self.redis.stop()
-            self.redis = None
+        with contextlib.suppress(ValueError):  # not the main thread: no handlers to change
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            for _name, process in reversed(self.children):
+                if process.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            for _name, process in reversed(self.children):
+                try:
+                    process.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+            self.children = []
+        finally:
+            if self.redis is not None:
+                self.redis.stop()
+                self.redis = None
 
     def run(self) -> int:
         host = os.environ.get("HOST", "127.0.0.1")
@@ -117,9 +153,11 @@ class Supervisor:
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env.setdefault("CRISP_QUIET_TASK_LINES", "1")  # crisp_site/celery.py: the URL stays in view
 
         def on_signal(signum: int, _frame: object) -> None:
-            raise KeyboardInterrupt
+            if not self.stopping:  # the first one stops the site; repeats change nothing
+                raise KeyboardInterrupt
 
         # Installed explicitly: a shell that starts us in the background ignores SIGINT, and
         # Python would then never raise KeyboardInterrupt for Ctrl-C or `kill -INT`.
@@ -132,25 +170,69 @@ class Supervisor:
                     raise SystemExit(
                         f"Another `make run` is using {path}; stop it first (Ctrl-C there)."
                     )
-                self.redis = embedded_redis.EmbeddedRedis(path, VAR_DIR / "redis").start()
+                # Assigned before it starts, so a Ctrl-C during the start still stops it.
+                self.redis = embedded_redis.EmbeddedRedis(
+                    path, VAR_DIR / "redis", preexec_fn=_die_with_parent
+                )
+                self.redis.start()
                 print(f"Embedded Redis {embedded_redis.server_binary().name} on {path}")
             python = str(BIN / "python")
-            subprocess.run([python, "manage.py", "migrate", "--noinput"], env=env, check=True,
-                           cwd=BASE_DIR)
-            self.spawn("web", [str(BIN / "daphne"), "-b", host, "-p", str(port),
-                               "crisp_site.asgi:application"], env)
-            self.spawn("worker", [str(BIN / "celery"), "-A", "crisp_site", "worker",
-                                  "--loglevel", "INFO", "--concurrency", "2",
-                                  "--hostname", f"crisp-{os.getpid()}@%h"], env)
-            self.spawn("beat", [str(BIN / "celery"), "-A", "crisp_site", "beat",
-                                "--loglevel", "INFO",
-                                "--schedule", str(VAR_DIR / "celerybeat-schedule")], env)
+            subprocess.run(
+                [python, "manage.py", "migrate", "--noinput"], env=env, check=True, cwd=BASE_DIR
+            )
+            self.spawn(
+                "web",
+                [
+                    python,
+                    "-m",
+                    "crisp_site.serve",
+                    "-b",
+                    host,
+                    "-p",
+                    str(port),
+                    "crisp_site.asgi:application",
+                ],
+                env,
+            )
+            self.spawn(
+                "worker",
+                [
+                    str(BIN / "celery"),
+                    "-A",
+                    "crisp_site",
+                    "worker",
+                    "--loglevel",
+                    "INFO",
+                    "--concurrency",
+                    "2",
+                    "--hostname",
+                    f"crisp-{os.getpid()}@%h",
+                ],
+                env,
+            )
+            self.spawn(
+                "beat",
+                [
+                    str(BIN / "celery"),
+                    "-A",
+                    "crisp_site",
+                    "beat",
+                    "--loglevel",
+                    "WARNING",  # not a line per sweep (every 2 s)
+                    "--schedule",
+                    str(VAR_DIR / "celerybeat-schedule"),
+                ],
+                env,
+            )
             shown = "localhost" if host in {"127.0.0.1", "0.0.0.0"} else host  # noqa: S104
             url = f"http://{shown}:{port}/"
             health = self._wait_healthy(f"http://127.0.0.1:{port}/healthz")
             banner = "=" * 64
-            print(f"\n{banner}\n  Crisp online is running at {url}\n"
-                  f"  health: {json.dumps(health)}\n  Stop with Ctrl-C.\n{banner}\n", flush=True)
+            print(
+                f"\n{banner}\n  Crisp online is running at {url}\n"
+                f"  health: {json.dumps(health)}\n  Stop with Ctrl-C.\n{banner}\n",
+                flush=True,
+            )
             while self.restart_dead():
                 time.sleep(0.5)
             return 1

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI assets served from the package, not a CDN
     "axes",
+    "csp",
     "crisp_site",
     "accounts",
     "games",
@@ -82,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response
+    "crisp_site.middleware.ApiBodyLimitMiddleware",  # a too-large API body: JSON 413, not HTML
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -134,11 +137,33 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     VAR_DIR.mkdir(parents=True, exist_ok=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
     # A lock wait must never stall a daphne process's database thread for long (see
     # docs/ARCHITECTURE notes in README): give up after a few seconds with a clear error.
-    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
-        f"-c lock_timeout={int(os.environ.get('DB_LOCK_TIMEOUT_MS', '5000'))}"
-    )
+    _pg_options["options"] = f"-c lock_timeout={int(os.environ.get('DB_LOCK_TIMEOUT_MS', '5000'))}"
+    # A bounded psycopg pool per process instead of one connection per thread: under ASGI every
+    # request and every thread-pool call has its own thread, and persistent connections
+    # (CONN_MAX_AGE > 0) are never closed there, so a burst of 300 requests opened 100 backends
+    # and the rest failed with "too many clients". With the pool a request borrows one of at
+    # most DB_POOL_MAX_SIZE connections and returns it at the end; past that it waits (up to
+    # DB_POOL_TIMEOUT seconds) instead of failing. Django requires CONN_MAX_AGE=0 with a pool.
+    if env_bool("DB_POOL", True):
+        if DATABASES["default"]["CONN_MAX_AGE"]:
+            raise ImproperlyConfigured(
+                "CONN_MAX_AGE must be 0 with the PostgreSQL connection pool (DB_POOL=1); "
+                "the pool is what keeps connections open."
+            )
+        _pg_options["pool"] = {
+            "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
+            "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "10")),
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "20")),
+            # Give a connection back to PostgreSQL after 10 idle minutes (min_size stay open).
+            "max_idle": 600.0,
+        }
+
+# Database calls one daphne process runs at once for its sockets (crisp_site/db.py); 0: the
+# PostgreSQL pool's max_size (4 without a pool).
+DB_THREADS = int(os.environ.get("DB_THREADS", "0"))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
@@ -189,11 +214,26 @@ CHANNEL_LAYERS = {
     }
 }
 
+# The cache holds the throttles' counters (crisp_site/throttles.py): in Redis, so that a limit
+# holds across every daphne process. Nothing else is cached; losing it costs nothing.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": os.environ.get("CHANNEL_PREFIX", "crisp"),
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    }
+}
+
 CELERY_BROKER_URL = celery_url(REDIS_URL)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fixup would otherwise close the database connection (and a prefork child's
+# whole pool) around every task: a new PostgreSQL backend per timer. crisp_site/celery.py hands
+# connections back per task instead; the fixup still closes everything every this many tasks.
+CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 # Countdown tasks stay unacknowledged in Redis until they run; a task whose worker died is
 # redelivered only after the visibility timeout. It must stay well above the longest countdown
 # (a 60 s draw) or long timers would run twice; the periodic sweep covers the dead-worker gap.
@@ -203,6 +243,12 @@ CELERY_TIMEZONE = "UTC"
 # restarted): within SWEEP_SECONDS of its due time. A sweep that could not run in time is dropped
 # (expires) rather than piling up behind a dead worker: the next one does the same work.
 CRISP_SWEEP_SECONDS = float(os.environ.get("CRISP_SWEEP_SECONDS", "2"))
+# A computer player's think time per move, drawn between these two figures (ms): long enough to
+# read as a person's, short enough to keep a table moving. Tests that play whole games against
+# the computer shorten it (both the web and the worker processes draw it, so set it for both).
+CRISP_BOT_THINK_MS = tuple(
+    int(ms) for ms in os.environ.get("CRISP_BOT_THINK_MS", "700,2200").split(",")
+)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "games-sweep": {
         "task": "games.sweep",
@@ -226,7 +272,18 @@ LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
+# The client's address behind reverse proxies (crisp_site/proxies.py): X-Forwarded-For is
+# believed only from these networks (comma-separated CIDRs, e.g. "127.0.0.1/32,10.0.0.0/8").
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+try:
+    from crisp_site.proxies import parse_networks as _parse_networks
+
+    _parse_networks(tuple(TRUSTED_PROXIES))
+except ValueError as _error:
+    raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_error}") from None
+
 # django-axes: 5 failures for one username from one address lock that pair for 15 minutes.
+AXES_CLIENT_IP_CALLABLE = "crisp_site.proxies.client_ip"
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "0.25"))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -274,18 +331,56 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # DRF's defaults, with JSON nesting bounded (crisp_site/parsers.py): too deep is a 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "crisp_site.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Views name their own limits (throttle_classes); every request presenting an invite code
+    # counts against the invite_code limit (crisp_site/throttles.py).
+    "DEFAULT_THROTTLE_CLASSES": ["crisp_site.throttles.InviteCodeThrottle"],
     # Every refusal as {"code", "detail"} JSON with a stable code (games/exceptions.py).
     "EXCEPTION_HANDLER": "games.exceptions.api_exception_handler",
 }
+# Throttles (crisp_site/throttles.py, docs/API.md): "<n>/<second|minute|hour|day>" per scope,
+# per user when signed in, else per client address. THROTTLE_RATES="scope=rate,..." overrides.
+DEFAULT_THROTTLE_RATES = {
+    "signup": "20/hour",  # sign-up attempts from one address
+    "password_reset": "10/hour",  # reset requests from one address
+    "password_reset_email": "3/hour",  # reset mails to one e-mail address
+    "token_create": "20/hour",  # API tokens created by one user (API and page)
+    "game_create": "30/hour",  # lobbies opened by one user
+    "join": "30/minute",  # joins (by id or invite code) by one user: bounds code guessing
+    "invite_code": "60/minute",  # any request presenting ?invite_code=, by one user
+    "game_act": "10/second",  # REST actions by one user (the WebSocket has its own limit)
+}
+
+
+def _throttle_rates() -> dict[str, str]:
+    rates = dict(DEFAULT_THROTTLE_RATES)
+    for item in env_list("THROTTLE_RATES", []):
+        scope, _, rate = item.partition("=")
+        if scope.strip() not in rates or "/" not in rate:
+            raise ImproperlyConfigured(f"THROTTLE_RATES: bad entry {item!r}")
+        rates[scope.strip()] = rate.strip()
+    return rates
+
+
+THROTTLE_RATES = _throttle_rates()
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Crisp online API",
-    "DESCRIPTION": "Play Crisp over HTTP. Every response is redacted for its receiver.",
+    "DESCRIPTION": "Play Crisp, Cribbage and Triple Crown over HTTP. Every response is "
+    "redacted for its receiver.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI's JS/CSS come from drf-spectacular-sidecar's static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name for the computer players' levels, wherever they appear (a seat, a request).
+    "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "games.api.serializers.BOT_LEVELS"},
 }
 
 # --- Security (production) --------------------------------------------------------------------
@@ -299,6 +394,28 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# The language menu's cookie: never sent cross-site, and only over HTTPS in production.
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_SECURE = not DEBUG
+
+# Content-Security-Policy (django-csp 4): only our own origin's scripts, styles, images, fonts
+# and connections (the game WebSocket is same-origin), no inline script or style, no plugins,
+# no framing. Behaviours live in static/js (e.g. site.js wires the language menu); Swagger UI is
+# served self-hosted by drf-spectacular-sidecar. Its images include data: URIs (icons in CSS).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 X_FRAME_OPTIONS = "DENY"
 
 # --- Logging ---------------------------------------------------------------------------------

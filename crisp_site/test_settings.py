@@ -11,7 +11,14 @@ import os
 
 from crisp_site import embedded_redis
 from crisp_site.settings import *  # noqa: F403
-from crisp_site.settings import CHANNEL_LAYERS, DATABASES, VAR_DIR, celery_url
+from crisp_site.settings import (
+    CACHES,
+    CHANNEL_LAYERS,
+    DATABASES,
+    DEFAULT_THROTTLE_RATES,
+    VAR_DIR,
+    celery_url,
+)
 
 _isolation = os.environ.get("CRISP_TEST_ISOLATION", "")
 _suffix = f"_{_isolation}" if _isolation else ""
@@ -23,6 +30,12 @@ if embedded_redis.environ_url() is None:
     CELERY_BROKER_URL = celery_url(REDIS_URL)
 
 CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"crisp-test{_suffix}"
+CACHES["default"]["LOCATION"] = CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]["address"]
+CACHES["default"]["KEY_PREFIX"] = f"crisp-test{_suffix}"
+
+# Tests make requests far faster than people: the throttles' real rates would trip the suite.
+# tests/site/test_throttles.py puts the real rates (DEFAULT_THROTTLE_RATES) back and proves them.
+THROTTLE_RATES = {scope: "100000/second" for scope in DEFAULT_THROTTLE_RATES}
 
 # Own queue, so a test worker never takes a running `make run`'s tasks or the other way round.
 CELERY_TASK_DEFAULT_QUEUE = f"crisp-test{_suffix}"
@@ -35,5 +48,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_db{_suffix}.sqlite3")}
 else:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}{_suffix}"}
+    _pool = DATABASES["default"].get("OPTIONS", {}).get("pool")
+    if isinstance(_pool, dict) and "DB_POOL_MAX_SIZE" not in os.environ:
+        # Django's test client keeps a thread's connection for the thread's life (it turns off
+        # the close at the end of each request), and concurrency tests run a dozen such threads
+        # in one process: room for them. The pool still opens only what is used.
+        _pool["max_size"] = 30
 
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

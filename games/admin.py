@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from games import selectors, services
 from games.errors import ServiceError
-from games.models import Event, Game, Round, Seat
+from games.models import ChatMessage, Event, Game, Round, Seat
 
 
 class SeatInline(admin.TabularInline):
@@ -69,12 +69,12 @@ class EventInline(admin.TabularInline):
 
 @admin.register(Game)
 class GameAdmin(admin.ModelAdmin):
-    list_display = ("id", "status", "host", "players", "version", "created_at", "ended_at")
-    list_filter = ("status", "private", "created_at", "started_at", "ended_at")
+    list_display = ("id", "kind", "status", "host", "players", "version", "created_at", "ended_at")
+    list_filter = ("kind", "status", "private", "created_at", "started_at", "ended_at")
     search_fields = ("seats__user__username", "seats__user__display_name", "invite_code")
     date_hierarchy = "created_at"
     readonly_fields = (
-        "host", "target_score", "draw_seconds", "pile_draw", "private", "invite_code",
+        "host", "kind", "settings", "private", "invite_code",
         "status", "version", "created_at", "updated_at", "started_at", "ended_at",
         "winners", "deadlines", "next_deadline_at", "view_as_links",
     )  # fmt: skip
@@ -177,3 +177,24 @@ class EventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(ChatMessage)
+class ChatMessageAdmin(admin.ModelAdmin):
+    """Table chat, for moderation: read everything; the one change is hiding a line (the record
+    stays).  Lines are written only by players, through ``services.game_chat_post``."""
+
+    list_display = ("created_at", "game", "user", "seat", "text", "hidden")
+    list_filter = ("hidden",)
+    search_fields = ("text", "user__username", "=game__id")
+    list_select_related = ("game", "user")
+    readonly_fields = ("game", "user", "seat", "text", "created_at")
+    fields = (*readonly_fields, "hidden")
+    ordering = ("-created_at",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+# The after-game models' (read-only) pages.
+from games import history_admin  # noqa: E402, F401

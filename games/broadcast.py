@@ -6,11 +6,14 @@ Group naming (one Channels group per *redaction*, not per socket):
 * `game.<id>.spectators` — everyone else allowed to watch;
 * `game.<id>.table` — every socket of the game, for public frames (presence).
 
-`game_changed` runs on commit (the service layer registers it), reads the game once, computes
-each group's frame once — the state through `selectors.game_payload` and every new event through
+`game_changed` runs on commit (the service layer registers it) and computes each group's frame
+once — the state through `selectors.game_payload` and every new event through
 `selectors.event_payload`, the only two redaction points — and JSON-encodes it once, so a socket
 costs a `send` and nothing else. It goes out through the Redis channel layer, so sockets on any
-daphne process receive it.
+daphne process receive it. A change of a game in play comes with what its author committed
+(`services.Committed`: the row's new columns, the engine state it saved, its events, the seat
+map), so the frames are built without reading anything back and from one parse of the state;
+a lobby change, a retry, or a burst that other processes interleaved reads the table once.
 
 Frames carry `prev_version` and `version`: the events in the frame are exactly those with
 `prev_version < event.version <= version`, and `state` is the table at `version`. A receiver whose
@@ -87,10 +90,22 @@ class Table:
 
     game: Any
     seat_users: dict[int, int]  # seat number -> user id
+    #: The engine's `GameState` of `game.state`: given by a change's author, or parsed once on
+    #: first use, so a frame per seat does not parse the stored snapshot once per seat.
+    parsed: Any = None
 
     @property
     def seats_by_user_id(self) -> dict[str, int]:
         return {str(user_id): seat for seat, user_id in self.seat_users.items()}
+
+    def engine_state(self) -> Any:
+        """The parsed engine state (None in the lobby)."""
+        if self.parsed is None and self.game.state is not None:
+            from games.engines import engine_for
+
+            parsed = engine_for(self.game.kind).GameState.from_json(self.game.state)
+            object.__setattr__(self, "parsed", parsed)  # a cache, not a change of the value
+        return self.parsed
 
 
 def load_table(game_id: int, game: Any = None) -> Table | None:
@@ -143,10 +158,16 @@ def update_frame(
         "prev_version": after_version,
         "version": table.game.version,
         "events": [
-            selectors.event_payload(event=row, seat=seat if row.version >= private_from else None)
+            selectors.event_payload(
+                event=row,
+                seat=seat if row.version >= private_from else None,
+                kind=table.game.kind,
+            )
             for row in rows
         ],
-        "state": selectors.game_payload_for_seat(game=table.game, seat=seat, now=now),
+        "state": selectors.game_payload_for_seat(
+            game=table.game, seat=seat, now=now, parsed=table.engine_state()
+        ),
     }
 
 
@@ -157,7 +178,9 @@ def snapshot_frame(table: Table, seat: int | None, now: int) -> dict[str, Any]:
         "type": "snapshot",
         "game": table.game.pk,
         "version": table.game.version,
-        "state": selectors.game_payload_for_seat(game=table.game, seat=seat, now=now),
+        "state": selectors.game_payload_for_seat(
+            game=table.game, seat=seat, now=now, parsed=table.engine_state()
+        ),
     }
 
 
@@ -179,14 +202,46 @@ def catch_up_frame(table: Table, seat: int | None, since: int | None) -> dict[st
 def change_messages(game_id: int, version: int) -> list[tuple[str, dict[str, Any]]]:
     """The channel-layer messages announcing `version` of the game: one per redaction group.
 
-    If later changes committed meanwhile, the frame covers them too (state is read once, at
-    the current version); their own `game_changed` calls then send frames the consumers drop
-    as already seen.
+    Read from the database. If later changes committed meanwhile, the frame covers them too
+    (state is read once, at the current version); their own `game_changed` calls then send
+    frames the consumers drop as already seen.
     """
     table = load_table(game_id)
     if table is None or table.game.version < version:
         return []
-    rows = events_between(table.game, version - 1)
+    return _messages(table, events_between(table.game, version - 1), version)
+
+
+def committed_messages(changes: list[Any]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The messages for these committed changes of one game, from what their authors held.
+
+    `changes` (`services.Committed`) must be consecutive versions; the frame then says
+    `prev_version` = the first one's predecessor and carries every one's events, with the
+    state of the last -- exactly what `change_messages` would have read back. None when they
+    are not consecutive (another process's change fell between): read the table then.
+    """
+    changes = sorted(changes, key=lambda c: c.game.version)
+    first, last = changes[0].game.version, changes[-1].game.version
+    if last - first != len(changes) - 1:
+        return None
+    newest = changes[-1]
+    seat_users = newest.seat_users
+    if seat_users is None:
+        from games.models import Seat
+
+        seats = Seat.objects.filter(game_id=newest.game.pk).values_list("number", "user_id")
+        seat_users = dict(seats)
+    table = Table(game=newest.game, seat_users=seat_users, parsed=newest.state)
+    rows = [row for change in changes for row in change.events]
+    return _messages(table, rows if len(rows) <= MAX_CATCHUP_EVENTS else None, first)
+
+
+def _messages(
+    table: Table, rows: list[Any] | None, version: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """One message per redaction group: the events of `version` up to the table's (`rows`;
+    None: too many, a snapshot instead) and the table's state, each encoded once."""
+    game_id = table.game.pk
     now = clock.now_ms()
     seats_by_user = table.seats_by_user_id
     messages = []
@@ -209,6 +264,15 @@ def change_messages(game_id: int, version: int) -> list[tuple[str, dict[str, Any
                 },
             )
         )
+    # Seats a lobby change vacated (a player left or was removed; those after them moved down):
+    # their old groups still hold those players' sockets, and nothing else would reach them.
+    # They get the spectator frame, which no consumer forwards as is: the seat map no longer
+    # matches the socket's seat, so it resyncs from the database, redacted for its new seat.
+    removed = sum(1 for e in rows or [] if e.type in ("seat_left", "seat_kicked"))
+    if removed:
+        public = messages[-1][1]
+        for number in range(len(table.seat_users), len(table.seat_users) + removed):
+            messages.append((view_group(game_id, number), public))
     return messages
 
 
@@ -264,8 +328,10 @@ class Dispatcher:
     delay the next timer of that worker thread. Queued here, the author returns at once; one
     thread per process keeps the frames of one process in commit order.
 
-    Broadcasts of one game coalesce: a job reads the game's newest version once, so a burst
-    of changes (a timer and an action back to back) costs one read, not one per version.
+    Broadcasts of one game coalesce: a burst of changes (a timer and an action back to back)
+    goes out as one frame per group. A change handed in with what its author committed
+    (`services.Committed`) is built from that, with no query; without it (a lobby change, a
+    retry) or when the burst has a hole, the job reads the game's newest version once.
     Work still queued when the process exits is lost: receivers catch up by version, and
     the sweep enforces timers that were never enqueued.
     """
@@ -275,7 +341,9 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = 0
-        self._pending: dict[int, int] = {}  # game id -> lowest version not yet broadcast
+        # game id -> (lowest version not yet broadcast, the committed changes since; None if
+        # any of them came without one: the job reads the table then).
+        self._pending: dict[int, tuple[int, list[Any] | None]] = {}
 
     def submit(self, job: Any) -> None:
         with self._lock:
@@ -285,21 +353,35 @@ class Dispatcher:
                 self._thread.start()
         self._queue.put(job)
 
-    def changed(self, game_id: int, version: int) -> None:
+    def changed(self, game_id: int, version: int, change: Any = None) -> None:
         with self._lock:
             known = self._pending.get(game_id)
-            self._pending[game_id] = version if known is None else min(known, version)
+            self._remember(game_id, version, change)
             if known is not None:
                 return  # a job for this game is queued; it will cover this version too
         self.submit(lambda: self._broadcast(game_id))
 
+    def _remember(self, game_id: int, version: int, change: Any) -> None:
+        """Add a version to the game's pending broadcast (caller holds `_lock`)."""
+        known = self._pending.get(game_id)
+        if known is None:
+            self._pending[game_id] = (version, None if change is None else [change])
+            return
+        lowest, changes = known
+        both = changes is not None and change is not None
+        changes = [*changes, change] if both else None  # type: ignore[misc]
+        self._pending[game_id] = (min(lowest, version), changes)
+
     def _broadcast(self, game_id: int, attempt: int = 0) -> None:
         with self._lock:
-            version = self._pending.pop(game_id, None)
-        if version is None:
+            pending = self._pending.pop(game_id, None)
+        if pending is None:
             return
+        version, changes = pending
         try:
-            messages = change_messages(game_id, version)
+            messages = committed_messages(changes) if changes else None
+            if messages is None:
+                messages = change_messages(game_id, version)
             if messages:
                 _sender.run(send_all(messages))
         except Exception:
@@ -310,8 +392,7 @@ class Dispatcher:
 
     def _retry_later(self, game_id: int, version: int, attempt: int, delay: float) -> None:
         with self._lock:
-            known = self._pending.get(game_id)
-            self._pending[game_id] = version if known is None else min(known, version)
+            self._remember(game_id, version, None)  # a retry reads the table
         timer = threading.Timer(
             delay, lambda: self.submit(lambda: self._broadcast(game_id, attempt))
         )
@@ -345,16 +426,18 @@ class Dispatcher:
 dispatcher = Dispatcher()
 
 
-def game_changed(game_id: int, version: int) -> None:
+def game_changed(game_id: int, version: int, change: Any = None) -> None:
     """Push version `version` of the game to every receiver (run on commit; never raises).
 
-    Queued to the process's live thread (see `Dispatcher`), which reads the table once and
-    sends each redaction group its frame. The change is committed whatever happens there: if
+    Queued to the process's live thread (see `Dispatcher`), which builds each redaction
+    group's frame -- from `change` (`services.Committed`, what the author committed) if given,
+    else from one read of the table -- and sends it. The change is committed whatever happens
+    there: if
     Redis is unreachable the receivers miss the frame and catch up when they reconnect or see
     the next version (a gap), so a failure is logged, not raised into the request or task.
     """
     try:
-        dispatcher.changed(game_id, version)
+        dispatcher.changed(game_id, version, change)
     except Exception:
         logger.exception("broadcast of game %s version %s not queued", game_id, version)
 
@@ -362,3 +445,33 @@ def game_changed(game_id: int, version: int) -> None:
 def presence_message(game_id: int, summary: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     frame = {"type": "presence", "game": game_id, **summary}
     return table_group(game_id), {"type": "game.presence", "text": encode(frame)}
+
+
+def chat_frame(message: Any) -> dict[str, Any]:
+    """A chat line as every receiver of the table gets it (players and spectators alike)."""
+    from games import selectors
+
+    return {"type": "chat", "game": message.game_id, "message": selectors.chat_payload(message)}
+
+
+def chat_posted(game_id: int, message_id: int) -> None:
+    """Send a new chat line to every socket of the table (run on commit; never raises).
+
+    Chat is not game state: it has no version and is not replayed by resync; a client that
+    missed lines while offline reads them back from GET /api/v1/games/<id>/chat/.
+    """
+
+    def job() -> None:
+        from games.models import ChatMessage
+
+        message = ChatMessage.objects.select_related("user").filter(pk=message_id).first()
+        if message is None:
+            return
+        text = encode(chat_frame(message))
+        layer = get_channel_layer()
+        _sender.run(layer.group_send(table_group(game_id), {"type": "game.chat", "text": text}))
+
+    try:
+        dispatcher.submit(job)
+    except Exception:
+        logger.exception("chat line %s of game %s not queued", message_id, game_id)

@@ -14,8 +14,9 @@ Life of a socket:
    catches its client up from the database itself before forwarding anything newer.
 4. **Act** — `act` frames go through `games.services.game_act`, answered by `ack` or `error`.
 
-Every database call is one small `database_sync_to_async` function: Channels runs them all on a
-single thread per process, so a slow one would stall every table in the process.
+Every database call is one small `database_sync_to_async` function, run on the process's bounded
+database thread pool (`crisp_site.db`), not on Channels' single thread that serialised every
+socket's database work in the process.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import logging
 from typing import Any
 from urllib.parse import parse_qs
 
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
+from crisp_site import parsers
+from crisp_site.db import parallel_database_sync_to_async as database_sync_to_async
 from games import broadcast, clock, presence
 
 logger = logging.getLogger(__name__)
@@ -47,7 +50,17 @@ CLOSE_SERVER_ERROR = 1011
 #: `sync_to_async` call on the process's single database thread, once per socket per frame,
 #: and redundant here, because every database call of this consumer goes through
 #: `database_sync_to_async`, which closes old connections around the call itself.
-NO_DB_HOP_TYPES = frozenset({"game.update", "game.presence", "game.resync", "websocket.receive"})
+NO_DB_HOP_TYPES = frozenset(
+    {"game.update", "game.presence", "game.resync", "game.gap", "websocket.receive"}
+)
+
+#: How long a frame that arrived ahead of its predecessor is held before the socket is caught
+#: up from the database instead. Frames of one game come from several processes (an action's
+#: from a daphne, a timer's from the worker), so the newer one sometimes overtakes the older
+#: one by a few milliseconds; catching up at once cost a database read on the daphne's single
+#: database thread per socket each time (bench/RESULTS.md, "Scale"). A frame really lost
+#: (Redis trouble) is caught up this much later.
+GAP_WAIT_SECONDS = 0.25
 
 #: Frames a client may send per second, sustained (bursts up to twice that).
 RATE_PER_SECOND = 20
@@ -83,8 +96,9 @@ def _table_for(game_id: int, user: Any) -> tuple[broadcast.Table, int | None]:
     try:
         game = selectors.game_for_user(game_id=game_id, user=user)
     except ServiceError as error:
-        raise Refused(4000 + error.status if 400 <= error.status < 500 else CLOSE_FORBIDDEN,
-                      error.detail) from None
+        raise Refused(
+            4000 + error.status if 400 <= error.status < 500 else CLOSE_FORBIDDEN, error.detail
+        ) from None
     table = broadcast.load_table(game_id, game)
     assert table is not None
     seat = next((n for n, uid in table.seat_users.items() if uid == user.pk), None)
@@ -101,15 +115,16 @@ def _catch_up(game_id: int, user: Any, since: int | None) -> tuple[int | None, d
     return seat, broadcast.catch_up_frame(table, seat, since)
 
 
-def _act(
-    game_id: int, user: Any, content: dict[str, Any]
-) -> tuple[int | None, dict[str, Any]]:
+def _act(game_id: int, user: Any, content: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
     """Apply the action; (the user's seat now, the ack frame with the events in its form).
 
     The ack carries the events so the actor gets a private result (a Jack's look) even if the
     broadcast frame of that version were lost: it is shown once, here or there. They are
-    redacted for the seat the user holds *after* the action, read here, not for the socket's
-    cached seat (a lobby renumbering may have moved it meanwhile).
+    redacted for the seat the user holds *after* the action, not for the socket's cached seat
+    (a lobby renumbering may have moved it meanwhile). For a first application that is the
+    seat the service layer applied it for: seats never move once a game plays (leaving one in
+    progress keeps the seat, `game_leave_playing`), and an act needs a playing game. A replay
+    (idempotency key) reads the game and the seat now.
     """
     from games import selectors, services
     from games.models import Game
@@ -121,8 +136,15 @@ def _act(
         expected_version=content.get("version"),
         idempotency_key=content.get("idempotency_key"),
     )
-    game = Game.objects.only("pk", "version").get(pk=game_id)
-    seat = selectors.seat_for_user(game=game, user=user)
+    if result.replayed:
+        game = Game.objects.only("pk", "version", "kind").get(pk=game_id)
+        seat = selectors.seat_for_user(game=game, user=user)
+    else:
+        # A first application: the seat it was applied for (a playing game's seats do not
+        # move) and the game as the change left it; two round trips fewer on the daphne
+        # process's one database thread (bench/RESULTS.md, "Scale").
+        game = Game(pk=game_id, version=result.version, kind=result.kind)
+        seat = result.seat
     return seat, {
         "type": "ack",
         "id": content.get("id"),
@@ -142,6 +164,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     groups_joined: tuple[str, ...] = ()
     heartbeat: asyncio.Task[None] | None = None
     redis_run_id: str = ""
+    held: dict[str, Any] | None = None  # the newest frame that arrived ahead of a missing one
+    gap_timer: asyncio.Task[None] | None = None
 
     # --- connection ---------------------------------------------------------------------
 
@@ -168,9 +192,20 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 await super().dispatch(message)
         except StopConsumer:
             raise
+        except Disconnected:
+            # A send after the client closed (daphne learns of the close a moment after the
+            # protocol does): nothing failed; the socket is simply gone.
+            logger.debug(
+                "socket of game %s closed before a %s frame",
+                getattr(self, "game_id", "?"),
+                message.get("type"),
+            )
+            await self._clean_up()
+            raise StopConsumer() from None
         except Exception:
-            logger.exception("socket of game %s failed on %s", getattr(self, "game_id", "?"),
-                             message.get("type"))
+            logger.exception(
+                "socket of game %s failed on %s", getattr(self, "game_id", "?"), message.get("type")
+            )
             await self._clean_up()
             with contextlib.suppress(Exception):
                 await self.close(code=CLOSE_SERVER_ERROR)
@@ -217,6 +252,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await heartbeat
+        gap_timer, self.gap_timer = self.gap_timer, None
+        if gap_timer is not None:
+            gap_timer.cancel()
         if not self.groups_joined:
             return
         with contextlib.suppress(Exception):
@@ -324,12 +362,15 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._resync(since)
         elif kind == "ping":
             await self.send_json({"type": "pong", "id": ref, "server_time": clock.now_ms()})
+        elif kind == "chat":
+            await self._on_chat(ref, content)
         else:
             await self._error(ref, "bad_frame", "Unknown frame type; see docs/PROTOCOL.md.")
 
     async def decode_json(self, text_data: str) -> Any:
+        """The frame's JSON, or None (a `bad_frame`) when it is not JSON or nests too deep."""
         try:
-            return await super().decode_json(text_data)
+            return parsers.loads(text_data)
         except ValueError:
             return None
 
@@ -358,6 +399,29 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if seat != self.seat:
             await self._resync(self.version)  # moves the socket to its new seat's redaction
 
+    async def _on_chat(self, ref: Any, content: dict[str, Any]) -> None:
+        """A chat line: stored by the service; every socket of the table (this one too) gets it
+        as a `chat` frame from the broadcast. The sender gets `chat_ack` with the line's id."""
+        from games import services
+        from games.errors import ServiceError
+
+        text = content.get("text")
+        if not isinstance(text, str):
+            await self._error(ref, "bad_frame", "chat needs a text string; see PROTOCOL.md.")
+            return
+        try:
+            message = await database_sync_to_async(services.game_chat_post)(
+                game=self.game_id, user=self.user, text=text
+            )
+        except ServiceError as error:
+            await self._error(ref, error.code, error.detail, error.extra)
+            return
+        frame = {"type": "chat_ack", "id": ref, "message_id": message.pk}
+        await self.send(text_data=broadcast.stamp(broadcast.encode(frame)))
+
+    async def game_chat(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=broadcast.stamp(message["text"]))
+
     async def _error(
         self, ref: Any, code: str, detail: str, extra: dict[str, Any] | None = None
     ) -> None:
@@ -383,13 +447,42 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if message["version"] <= self.version:
             return  # already covered by what this socket has
         seat = message["seats"].get(str(self.user.pk))
-        if seat != self.seat or message["prev_version"] > self.version:
-            # Seat changed (joined, left, kicked) or a frame went missing: the database says
-            # what this receiver needs now, redacted for its (new) seat.
+        if seat != self.seat:
+            # Seat changed (joined, left, kicked): the database says what this receiver needs
+            # now, redacted for its new seat.
+            self.held = None
             await self._resync(self.version)
+            return
+        if message["prev_version"] > self.version:
+            # A gap: the missing frame is usually a moment behind, from another process. Hold
+            # this one (the newest, if several) and wait; `game_gap` catches up from the
+            # database if the gap is still open by then.
+            if self.held is None or message["version"] > self.held["version"]:
+                self.held = message
+            if self.gap_timer is None or self.gap_timer.done():
+                self.gap_timer = asyncio.ensure_future(self._gap_later())
             return
         self.version = message["version"]
         await self.send(text_data=broadcast.stamp(message["text"]))
+        held = self.held
+        if held is not None and held["prev_version"] <= self.version:
+            # The missing frame came: the held one continues it, in order.
+            self.held = None
+            if held["version"] > self.version:
+                self.version = held["version"]
+                await self.send(text_data=broadcast.stamp(held["text"]))
+
+    async def _gap_later(self) -> None:
+        await asyncio.sleep(GAP_WAIT_SECONDS)
+        # Through the socket's own channel, so the check runs in order with its other frames.
+        with contextlib.suppress(Exception):
+            await self.channel_layer.send(self.channel_name, {"type": "game.gap"})
+
+    async def game_gap(self, message: dict[str, Any]) -> None:
+        """The wait for a missing frame is over: if it never came, catch up from the database."""
+        held, self.held = self.held, None
+        if held is not None and held["version"] > self.version:
+            await self._resync(self.version)
 
     async def game_resync(self, message: dict[str, Any]) -> None:
         """Sent by this socket's heartbeat after a Redis restart: re-join, catch up."""

@@ -7,7 +7,9 @@ parsing, authentication, permissions, 404, 405 …) all come out in the same sha
 times out (PostgreSQL sqlstate 55P03 ``lock_not_available``, SQLite ``database is locked``) is a
 503 ``busy`` with ``Retry-After`` -- the request changed nothing and may simply be retried.  Any
 other database ``OperationalError`` (a lost connection, a disk error …) is logged and left to DRF:
-a 500, never disguised as ``busy``.
+a 500, never disguised as ``busy``.  A body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413
+``too_large`` (Django would answer with its HTML 400 page); a throttled request is DRF's 429
+``throttled`` with ``Retry-After`` (crisp_site/throttles.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError
 from django.http import Http404
 from rest_framework import exceptions as drf
@@ -23,7 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from games.engine import IllegalAction
+from games.engines.base import IllegalAction
 from games.errors import ServiceError
 
 logger = logging.getLogger(__name__)
@@ -53,6 +57,11 @@ def _is_lock_timeout(exc: OperationalError) -> bool:
     return "database is locked" in str(exc)  # SQLite: the busy timeout ran out
 
 
+def too_large_response_data() -> dict[str, str]:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return {"code": "too_large", "detail": f"Request bodies are limited to {limit} bytes."}
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Map any refusal to ``{"code": ..., "detail": ...}`` with its HTTP status."""
     if isinstance(exc, ServiceError):
@@ -72,6 +81,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=503,
             headers={"Retry-After": "1"},
         )
+    if isinstance(exc, RequestDataTooBig):  # a body past DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(too_large_response_data(), status=413)
     if isinstance(exc, Http404):
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

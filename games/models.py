@@ -8,12 +8,14 @@ those hold every hidden card.
 
 Snapshots (a decision, see docs/API.md "Storage"):
 
+* ``Game.kind`` names the game's engine (``games.engines.KINDS``); every other module reaches
+  the rules only through ``games.engines.engine_for(game.kind)``.
 * ``Game.state`` is the engine's ``GameState.to_json()`` **kept current**: it is rewritten in the
   same transaction as every change, so a read never replays anything.
-* ``Round.state`` is the snapshot **at the round's end** (just after its reveal, even when a late
+* ``Round.state`` is the snapshot **at the round's end** (just after its end event, even when a late
   timer dealt the next round in the same change), kept for the admin and for audits; None until
-  the reveal (and, with a test-only 0 ms between-rounds pause, if a late timer dealt the next
-  round at the reveal's instant).  ``Round.deck`` is the round's deck order as dealt.
+  the round's end (and, with a test-only 0 ms between-rounds pause, if a late timer dealt the next
+  round at that instant).  ``Round.deck`` is the round's deck order as dealt.
 * ``Event`` rows are the append-only log of everything that happened, in order (``seq`` is
   gap-free per game because it is allocated under the game's row lock).  Replaying a game's
   engine actions from ``new_game`` reproduces ``Game.state`` exactly (a test proves it).
@@ -26,10 +28,15 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-TARGET_SCORES = (50, 100, 150)
-DRAW_SECONDS = (30, 45, 60)
-MIN_SEATS = 2
-MAX_SEATS = 8
+from games.engines import DEFAULT_KIND, KINDS, engine_for
+
+NAME_MAX = 60  # a game's name (Game.name)
+CHAT_MAX = 200  # one chat line (ChatMessage.text)
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """``Game.kind``'s choices: every registered engine, by its display name."""
+    return [(kind, engine_for(kind).NAME) for kind in KINDS]
 
 
 class Game(models.Model):
@@ -47,21 +54,26 @@ class Game(models.Model):
         related_name="hosted_games",
         verbose_name=_("host"),
     )
-    # The three host settings (rules section 10).
-    target_score = models.PositiveSmallIntegerField(
-        _("end score"), choices=[(v, str(v)) for v in TARGET_SCORES], default=100
+    # Which game this is (the engine registry's key) and the host's lobby choices for it,
+    # as that engine's ``host_settings`` validated them (its ``SETTINGS_SCHEMA``).
+    kind = models.CharField(
+        _("game"), max_length=32, choices=kind_choices, default=DEFAULT_KIND, db_index=True
     )
-    draw_seconds = models.PositiveSmallIntegerField(
-        _("seconds per draw"),
-        choices=[(v, str(v)) for v in DRAW_SECONDS],
-        null=True,
-        blank=True,
-        help_text=_("Empty: no limit."),
-    )
-    pile_draw = models.BooleanField(_("drawing from the discard pile"), default=False)
+    settings = models.JSONField(_("settings"), default=dict, blank=True)
 
     private = models.BooleanField(
         _("private"), default=False, help_text=_("Only people with the invite code can join.")
+    )
+    #: The host's name for the game ("Friday cards"); empty: the lobby says "<host>'s table".
+    name = models.CharField(_("name"), max_length=NAME_MAX, blank=True, default="")
+    #: The game this one is the rematch of ("Play again" at game over): one rematch per game.
+    rematch_of = models.OneToOneField(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="rematch",
+        verbose_name=_("rematch of"),
     )
     invite_code = models.CharField(_("invite code"), max_length=16, unique=True)
     status = models.CharField(
@@ -77,9 +89,13 @@ class Game(models.Model):
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
 
     # Pending engine deadlines, [{"key", "kind", "at"}] ordered by "at" (ms), and the earliest
-    # as a datetime, indexed, so the periodic sweep finds overdue games with one index scan.
+    # *timer* as a datetime, indexed, so the periodic sweep finds overdue games with one index
+    # scan (an engine's silent deadlines have no timer: services._timers).
     deadlines = models.JSONField(default=list, blank=True, editable=False)
     next_deadline_at = models.DateTimeField(null=True, blank=True, db_index=True, editable=False)
+    # When a person last moved themselves (not a timer, not a computer player): games nobody
+    # plays end as abandoned (services.game_reap_idle).
+    last_played_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     # SECRET: the engine snapshot (every card) and the seed.  Never sent to a player.
     state = models.JSONField(null=True, blank=True, editable=False)
@@ -92,7 +108,7 @@ class Game(models.Model):
         verbose_name_plural = _("games")
 
     def __str__(self) -> str:
-        return f"Game #{self.pk} ({self.status})"
+        return f"Game #{self.pk} ({self.kind}, {self.status})"
 
 
 class Seat(models.Model):
@@ -105,6 +121,19 @@ class Seat(models.Model):
     number = models.PositiveSmallIntegerField(_("seat"))
     score = models.IntegerField(_("running score"), default=0)
     joined_at = models.DateTimeField(_("joined"), default=timezone.now)
+    #: Set when the player left a game in progress (the seat stays: the engine's seat count is
+    #: fixed; its turns time out, and a game all of whose players left is abandoned).
+    left_at = models.DateTimeField(_("left the game"), null=True, blank=True)
+
+    # Computer play (games.botplay).  ``bot_level`` is the level of the bot that plays this
+    # seat: always for a computer player's seat (its user ``is_bot``), and while
+    # ``sitting_in`` for a person's seat whose player is away (timed out twice in a row, or
+    # left).  ``bot_memory`` is that bot's own notes, built only from the payloads the seat
+    # was sent (games.bots.Memory).  ``missed`` counts the seat's timeouts in a row.
+    bot_level = models.CharField(_("computer level"), max_length=8, blank=True, default="")
+    sitting_in = models.BooleanField(_("computer sitting in"), default=False)
+    bot_memory = models.JSONField(null=True, blank=True, editable=False)
+    missed = models.PositiveSmallIntegerField(_("timeouts in a row"), default=0)
 
     class Meta:
         ordering = ["game", "number"]
@@ -120,7 +149,8 @@ class Seat(models.Model):
 
 
 class Round(models.Model):
-    """One dealt round.  Created when it is dealt; ``state``/``result`` filled at its reveal."""
+    """One dealt round (a Cribbage or Triple Crown hand too).  Created when it is dealt;
+    ``state``/``result`` filled at its end (the engine's ``ROUND_END_EVENT``)."""
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="rounds")
     number = models.PositiveSmallIntegerField(_("round"))
@@ -128,11 +158,11 @@ class Round(models.Model):
     # SECRET: the game's seed (round decks derive from it) and this round's deck, top first.
     seed = models.CharField(max_length=64, editable=False)
     deck = models.JSONField(default=list, editable=False)
-    # The engine snapshot at the round's end, and the reveal's result (totals, round scores …).
+    # The engine snapshot at the round's end, and that event's data (the round's result).
     state = models.JSONField(null=True, blank=True, editable=False)
     result = models.JSONField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(_("dealt"), default=timezone.now)
-    ended_at = models.DateTimeField(_("revealed"), null=True, blank=True)
+    ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
 
     class Meta:
         ordering = ["game", "number"]
@@ -149,8 +179,8 @@ class Round(models.Model):
 class Event(models.Model):
     """Something that happened, in full (unredacted).  Append-only.
 
-    ``origin`` says who wrote it: the engine (its ``Event``, redacted for players by
-    ``games.engine.event_view``) or the lobby (seat joined/left, started …; public by
+    ``origin`` says who wrote it: the engine (its ``Event``, redacted for players by the
+    game's engine's ``event_view``) or the lobby (seat joined/left, started …; public by
     construction: they never carry a card).
     """
 
@@ -209,3 +239,34 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} → v{self.version}"
+
+
+class ChatMessage(models.Model):
+    """One line of a table's chat: kept with the game, shown to its players and spectators.
+
+    Plain text, stored as typed and escaped wherever it is shown (the table sets textContent;
+    templates autoescape). ``seat`` is the sender's seat when they sent it (None: a spectator).
+    ``hidden`` lets staff take a line down without losing the record.
+    """
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="chat_messages")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_messages"
+    )
+    seat = models.PositiveSmallIntegerField(_("seat"), null=True, blank=True)
+    text = models.CharField(_("text"), max_length=CHAT_MAX)
+    created_at = models.DateTimeField(_("sent"), default=timezone.now, db_index=True)
+    hidden = models.BooleanField(_("hidden by staff"), default=False)
+
+    class Meta:
+        ordering = ["game", "created_at", "pk"]
+        verbose_name = _("chat message")
+        verbose_name_plural = _("chat messages")
+
+    def __str__(self) -> str:
+        return f"{self.game_id}: {self.text[:40]}"
+
+
+# The after-game models (engine-call log, records, ratings, stats) live in their own module;
+# imported here so Django registers them in this app.
+from games.history_models import EngineCall, GameRecord, PlayerStats, Rating  # noqa: E402, F401

@@ -1,15 +1,15 @@
 """Reads: everything a receiver (player, spectator, admin page) sees of a game.
 
-``game_payload`` and ``event_payload`` are the only functions that turn stored state into what
-a receiver gets, and both go through the engine's ``view`` / ``event_view`` -- the engine is the
-one redaction point.  Nothing here serialises ``Game.state``, ``Game.seed``, ``Round.deck`` or
-``Event.data`` as they are stored.
+``game_payload`` and ``event_payload`` are the only functions that turn stored state into what a
+receiver gets, and both go through the game's engine's ``view`` / ``event_view`` (looked up by
+``Game.kind``) -- the engine is the one redaction point, whatever the game. Nothing here
+serialises ``Game.state``, ``Game.seed``, ``Round.deck`` or ``Event.data`` as they are stored.
 
 **Private looks are shown once** (R3, R4: "the server never sends those values to that player
-again").  An event's private form (a look, a drawn card, a Queen receipt) goes to its seat only
+again"). An event's private form (a look, a drawn card, a Queen receipt) goes to its seat only
 at the moment it happens: in the response to the action, in the live broadcast of that version
 (``event_payload``), and in ``events_since`` while that event's version is still the game's
-current version.  Once the game has moved on, the catch-up log serves everyone the public
+current version. Once the game has moved on, the catch-up log serves everyone the public
 (spectator) form of older events: the value was seen once; remembering it is the game.
 """
 
@@ -21,10 +21,10 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from games import clock
-from games.engine import Action, GameState, event_view, legal_actions, view
-from games.engine import Event as EngineEvent
+from games.engines import engine_for
+from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
-from games.models import Event, Game, Seat
+from games.models import ChatMessage, Event, Game, Seat
 
 if TYPE_CHECKING:
     from games.services import ActResult
@@ -80,9 +80,14 @@ def game_by_invite_code(*, invite_code: str) -> Game:
     return game
 
 
-def game_list(*, user: AbstractBaseUser, scope: str = "open") -> QuerySet[Game]:
-    """``open``: public lobbies anyone may join; ``mine``: every game the user sits at."""
+def game_list(
+    *, user: AbstractBaseUser, scope: str = "open", kind: str | None = None
+) -> QuerySet[Game]:
+    """``open``: public lobbies anyone may join; ``mine``: every game the user sits at.
+    ``kind`` keeps only games of that kind."""
     qs = Game.objects.select_related("host").prefetch_related("seats__user")
+    if kind is not None:
+        qs = qs.filter(kind=kind)
     if scope == "mine":
         return qs.filter(seats__user=user).order_by("-created_at")
     return qs.filter(Q(status=Game.Status.LOBBY) & Q(private=False)).order_by("-created_at")
@@ -100,19 +105,31 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
     else:
         seats = list(game.seats.select_related("user").order_by("number"))
     seated = any(s.user_id == getattr(user, "pk", None) for s in seats)
+    engine = engine_for(game.kind)
     out: dict[str, Any] = {
         "id": game.pk,
+        "kind": game.kind,
         "status": game.status,
         "version": game.version,
         "host": {"id": game.host_id, "name": _name(game.host)},
-        "settings": {
-            "target_score": game.target_score,
-            "draw_seconds": game.draw_seconds,
-            "pile_draw": game.pile_draw,
-        },
+        "settings": dict(game.settings),
+        "min_seats": engine.MIN_SEATS,
+        "max_seats": engine.MAX_SEATS,
         "private": game.private,
+        "name": game.name,
         "seats": [
-            {"seat": s.number, "user_id": s.user_id, "name": _name(s.user), "score": s.score}
+            {
+                "seat": s.number,
+                "user_id": s.user_id,
+                "name": _name(s.user),
+                "score": s.score,
+                # A computer player's level (null for a person), and whether a computer is
+                # playing a person's seat while they are away.
+                "bot": s.bot_level if getattr(s.user, "is_bot", False) else None,
+                "sitting_in": s.sitting_in,
+                # Left a game in progress for good (public: the ``player_left`` event says so).
+                "left": s.left_at is not None,
+            }
             for s in seats
         ],
         "winners": list(game.winners),
@@ -130,30 +147,61 @@ def _name(user: Any) -> str:
 
 
 def game_payload_for_seat(
-    *, game: Game, seat: int | None, now: int | None = None
+    *, game: Game, seat: int | None, now: int | None = None, parsed: Any = None
 ) -> dict[str, Any]:
     """What ``seat`` (None: a spectator) receives as the game's state.
 
     ``state`` is ``engine.view`` of the stored snapshot (None in the lobby).  ``now`` only
-    decides what the seat could do at that instant (``state.you.can``).
+    decides what the seat could do at that instant (``state.you.can``).  ``parsed``: the
+    engine's ``GameState`` of ``game.state`` if the caller already holds it -- a broadcast
+    builds one frame per seat and a spectator from one parse (``GameState`` is immutable by
+    contract, docs/ENGINE.md, so every view may read the same one).
 
     A game stopped outside the engine (``game_end_now``, ``game_abandon`` mid-game) keeps its
-    last engine snapshot, which still says "playing"; the game's own status wins here: the
+    last engine snapshot, which still says "playing"; the game's own status wins then: the
     state's ``status`` and ``winners`` are the game's, nobody can do anything, nothing is
-    awaited and no deadline is pending.
+    awaited (where the view says what it awaits) and no deadline is pending.
     """
     at = clock.now_ms() if now is None else now
     state = None
     if game.state is not None:
-        state = view(GameState.from_json(game.state), seat, at)
-        if game.status != Game.Status.PLAYING:
-            state["status"] = game.status
-            state["winners"] = list(game.winners)
-            state["awaiting"] = {"kind": "nothing", "seat": None, "at": None}
-            state["deadlines"] = []
-            if "you" in state:
-                state["you"]["can"] = []
-    return {"game_id": game.pk, "version": game.version, "status": game.status, "state": state}
+        engine = engine_for(game.kind)
+        if parsed is None:
+            parsed = engine.GameState.from_json(game.state)
+        state = engine.view(parsed, seat, at)
+        if game.status != Game.Status.PLAYING and state.get("status") == "playing":
+            state = stopped_view(engine, state, game.status, list(game.winners))
+    return {
+        "game_id": game.pk,
+        "kind": game.kind,
+        "version": game.version,
+        "status": game.status,
+        "state": state,
+    }
+
+
+def stopped_view(
+    engine: Any, state: dict[str, Any], status: str, winners: list[int]
+) -> dict[str, Any]:
+    """``state`` (a view of a game stopped outside the engine: an admin's "end now", abandoned
+    mid-game) as the stop left it: the game's status and winners, nothing awaited, no
+    deadline, and nothing to do -- ``you.can`` and the engine's ``MOVE_KEYS`` (Cribbage's
+    ``playable``, Triple Crown's ``legal``) emptied, so no client is told it holds a playable
+    card.  One function for the live payload and the replay."""
+    state["status"] = status
+    state["winners"] = list(winners)
+    if isinstance(state.get("awaiting"), dict):
+        # Whatever shape the game's "awaiting" has: nothing, nobody.
+        state["awaiting"] = {
+            k: [] if isinstance(v, list) else None for k, v in state["awaiting"].items()
+        } | {"kind": "nothing"}
+    state["deadlines"] = []
+    you = state.get("you")
+    if isinstance(you, dict):
+        for key in {"can"} | set(getattr(engine, "MOVE_KEYS", ())):
+            if key in you:
+                you[key] = []
+    return state
 
 
 def game_payload(
@@ -163,15 +211,18 @@ def game_payload(
     return game_payload_for_seat(game=game, seat=seat_for_user(game=game, user=user), now=now)
 
 
-def event_payload(*, event: Event, seat: int | None) -> dict[str, Any]:
+def event_payload(*, event: Event, seat: int | None, kind: str | None = None) -> dict[str, Any]:
     """One stored event as ``seat`` (None: a spectator) may receive it.
 
-    Engine events go through ``engine.event_view``; lobby events never carry a card and are
-    passed through.  The shape is ``{"seq", "version", "type", "data", "at"}`` with ``at`` in
-    ms since the epoch (server time when it was stored).
+    ``kind`` is the game's (``Game.kind``); callers that hold the game pass it to save the
+    lookup through ``event.game``.  Engine events go through the engine's ``event_view``;
+    lobby events never carry a card and are passed through.  The shape is ``{"seq",
+    "version", "type", "data", "at"}`` with ``at`` in ms since the epoch (server time when it
+    was stored).
     """
     if event.origin == Event.Origin.ENGINE:
-        redacted = event_view(EngineEvent(event.type, event.data), seat)
+        engine = engine_for(event.game.kind if kind is None else kind)
+        redacted = engine.event_view(EngineEvent(event.type, event.data), seat)
         data = redacted["data"]
     else:
         data = dict(event.data)
@@ -194,7 +245,10 @@ def events_since(
     """
     seat = seat_for_user(game=game, user=user)
     rows = Event.objects.filter(game=game, seq__gt=seq).order_by("seq")[:limit]
-    return [event_payload(event=e, seat=seat if e.version == game.version else None) for e in rows]
+    return [
+        event_payload(event=e, seat=seat if e.version == game.version else None, kind=game.kind)
+        for e in rows
+    ]
 
 
 def act_events_payload(
@@ -216,7 +270,9 @@ def act_events_payload(
     else:
         rows, fresh = events or [], False
     return [
-        event_payload(event=e, seat=seat if fresh or e.version == game.version else None)
+        event_payload(
+            event=e, seat=seat if fresh or e.version == game.version else None, kind=game.kind
+        )
         for e in rows
     ]
 
@@ -229,5 +285,42 @@ def game_legal_actions(
     if seat is None or game.status != Game.Status.PLAYING or game.state is None:
         return []
     at = clock.now_ms() if now is None else now
-    actions: list[Action] = legal_actions(GameState.from_json(game.state), seat, at)
-    return [a.to_wire() for a in actions]
+    engine = engine_for(game.kind)
+    state = engine.GameState.from_json(game.state)
+    return [a.to_wire() for a in engine.legal_actions(state, seat, at)]
+
+
+# --- Game night: chat, games to watch ---------------------------------------------------------
+
+
+def chat_payload(message: ChatMessage) -> dict[str, Any]:
+    """One chat line in its public form: who (name, seat), what, when (server ms)."""
+    return {
+        "id": message.pk,
+        "user_id": message.user_id,
+        "name": _name(message.user),
+        "seat": message.seat,
+        "text": message.text,
+        "at": clock.from_datetime(message.created_at),
+    }
+
+
+def game_chat(*, game: Game, limit: int = 100) -> list[dict[str, Any]]:
+    """The table's last ``limit`` chat lines, oldest first (lines staff hid are left out)."""
+    rows = list(
+        ChatMessage.objects.filter(game=game, hidden=False)
+        .select_related("user")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [chat_payload(m) for m in reversed(rows)]
+
+
+def games_to_watch(*, user: AbstractBaseUser) -> QuerySet[Game]:
+    """Public games in progress the user does not play in (the lobby's "Watch" list)."""
+    return (
+        Game.objects.select_related("host")
+        .prefetch_related("seats__user")
+        .filter(status=Game.Status.PLAYING, private=False)
+        .exclude(seats__user=user)
+        .order_by("-started_at")
+    )

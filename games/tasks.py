@@ -1,5 +1,8 @@
 """Timers: one Celery countdown task per engine deadline, plus the periodic sweep.
 
+(Every deadline the service layer passes: an engine's silent deadlines -- Crisp's
+``may_start`` -- get none, and what follows them is passed instead; ``services._timers``.)
+
 The service layer calls `schedule_deadlines` on commit with every pending deadline of the game.
 Each task only asks the service layer to fire its key; the engine decides whether the key is
 still pending and due, so a stale or duplicated task changes nothing. That makes every failure
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from datetime import UTC, datetime
 
 import redis
@@ -98,10 +102,72 @@ def fire_deadline(game_id: int, key: str) -> bool:
 
 @shared_task(name="games.sweep", ignore_result=True)
 def sweep() -> int:
-    """Enforce every overdue deadline whose task did not run (Celery beat, every few seconds)."""
+    """Enforce every overdue deadline whose task did not run (Celery beat, every few seconds),
+    and wake the computer players of games that stood still (a bot task lost with its worker)."""
     from games import services
 
     fired = services.game_sweep()
     if fired:
         logger.info("sweep fired %s overdue deadline(s)", fired)
+    services.game_wake_bots()
+    global _last_reap
+    if time.monotonic() - _last_reap >= REAP_EVERY_SECONDS:
+        _last_reap = time.monotonic()
+        ended = services.game_reap_idle(connected=games_with_players)
+        if ended:
+            logger.info("ended %s game(s) nobody plays as abandoned", ended)
     return fired
+
+
+#: Games nobody plays are looked for once a minute, not at every 2 s sweep.
+REAP_EVERY_SECONDS = 60.0
+_last_reap = float("-inf")
+
+
+def games_with_players(game_ids: list[int]) -> set[int]:
+    """Those of the games with at least one player's socket open (presence in Redis).
+
+    If Redis cannot say, every game counts as connected: ending a game is not undone, so
+    when in doubt it is not done.
+    """
+    from games import presence
+
+    now = int(time.time() * 1000)
+    try:
+        pipe = _client().pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.zrangebyscore(presence._key(game_id), now, "+inf")
+        results = pipe.execute()
+    except Exception:
+        logger.warning("presence unavailable; no game is ended as idle", exc_info=True)
+        return set(game_ids)
+    return {
+        game_id
+        for game_id, members in zip(game_ids, results, strict=True)
+        if any(not m.startswith(b"s|") for m in members)
+    }
+
+
+def schedule_bots(game_id: int, version: int, moves: list[tuple[int, int]]) -> None:
+    """Wake each computer player of ``moves`` (``(seat, think ms)``) after its think time;
+    called on commit by the service layer.  A stale wake-up (the game moved on) is a no-op."""
+    from games.broadcast import dispatcher
+
+    moves = list(moves)
+
+    def enqueue() -> None:
+        for seat, think_ms in moves:
+            try:
+                bot_move.apply_async(args=[game_id, seat, version], countdown=think_ms / 1000)
+            except Exception:  # the broker is down: the sweep wakes the bot later
+                logger.exception("could not wake the bot at seat %s of game %s", seat, game_id)
+
+    dispatcher.submit(enqueue)
+
+
+@shared_task(name="games.bot_move", ignore_result=True)
+def bot_move(game_id: int, seat: int, version: int) -> bool:
+    """A computer player decides and moves through the service layer (``game_bot_move``)."""
+    from games import services
+
+    return services.game_bot_move(game_id=game_id, seat_number=seat, version=version)

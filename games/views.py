@@ -2,24 +2,32 @@
 
 Views stay thin: reads go through `games.selectors`, every change through `games.services`
 (the only writer). A `ServiceError` becomes a friendly message on the page it came from.
-The live table itself is `static/js/table.js`, speaking the public WebSocket protocol.
+The live table is an ES module per game kind (`static/js/games/<kind>/table.js`) on the shared
+client in `static/js/table/`, speaking the public WebSocket protocol.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
+from csp.decorators import csp_replace
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.template.loader import select_template
 from django.urls import reverse
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
-from games import selectors, services
+from crisp_site import throttles
+from games import bots, history, ratings, selectors, services
+from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.errors import ServiceError
-from games.models import DRAW_SECONDS, TARGET_SCORES, Game
+from games.models import CHAT_MAX, NAME_MAX, Game
 
 
 #: Friendly words for the service layer's stable error codes (the code is the contract;
@@ -27,17 +35,35 @@ from games.models import DRAW_SECONDS, TARGET_SCORES, Game
 def _friendly(error: ServiceError) -> str:
     words = {
         "not_found": _("That game does not exist, or the invite code is wrong."),
-        "game_full": _("That game already has 8 players."),
+        "game_full": _("That game has no free seat."),
+        "too_many_players": _("That game has more players than it allows."),
+        "bad_kind": _("There is no such game."),
+        "bad_level": _("There is no such level."),
+        "bad_opponents": _("That game cannot have that many computer players."),
+        "not_sat_in": _("Nobody is sitting in for you."),
+        "no_computer_players": _("That game has no computer players yet."),
         "already_joined": _("You already have a seat at this game."),
         "game_started": _("That game has already started."),
         "game_over": _("That game is over."),
         "not_host": _("Only the host can do that."),
-        "not_enough_players": _("A game needs 2 to 8 players."),
+        "not_enough_players": _("Not enough players to start yet."),
         "not_seated": _("You have no seat at this game."),
         "bad_settings": _("Those settings are not valid."),
         "cannot_kick_self": _("The host cannot remove themselves; leave instead."),
         "no_such_seat": _("Nobody sits at that seat any more."),
+        "bad_name": _("A game's name is at most 60 characters."),
+        "not_finished": _("A rematch starts once the game is over."),
+        "already_left": _("You have already left this game."),
     }
+    if error.code in ("not_enough_players", "too_many_players") and "min" in error.extra:
+        low, high = error.extra["min"], error.extra["max"]
+        if low == high:
+            return ngettext(
+                "This game needs exactly %(n)d player.",
+                "This game needs exactly %(n)d players.",
+                low,
+            ) % {"n": low}
+        return _("This game needs %(low)d to %(high)d players.") % {"low": low, "high": high}
     return words.get(error.code, error.detail)
 
 
@@ -49,25 +75,89 @@ def _card(game: Game, user: Any) -> dict[str, Any]:
     """A game as the lobby lists it (the selectors' public facts)."""
     detail = selectors.game_detail(game=game, user=user)
     detail["taken"] = len(detail["seats"])
+    detail["kind_name"] = engine_for(game.kind).NAME
     return detail
+
+
+def _with_ratings(cards: list[dict[str, Any]]) -> None:
+    """Put each seated player's rating of the card's game beside them (one query per kind)."""
+    ids: dict[str, set[int]] = defaultdict(set)
+    for c in cards:
+        ids[c["kind"]] |= {s["user_id"] for s in c["seats"]}
+    found = {kind: ratings.ratings_for(users, kind) for kind, users in ids.items()}
+    for c in cards:
+        for s in c["seats"]:
+            s["rating"] = found[c["kind"]].get(s["user_id"])
+
+
+def _kinds() -> list[dict[str, Any]]:
+    """Every game the host may pick, with its engine's settings menu (the create form renders
+    one fieldset per kind from ``templates/games/<kind>/_settings_form.html``)."""
+    return [
+        {
+            "kind": kind,
+            "name": engine_for(kind).NAME,
+            "min_seats": engine_for(kind).MIN_SEATS,
+            "max_seats": engine_for(kind).MAX_SEATS,
+            "form": f"games/{kind}/_settings_form.html",
+            "props": engine_for(kind).SETTINGS_SCHEMA["properties"],
+            "bots": kind in bots.GAMES,
+        }
+        for kind in KINDS
+    ]
+
+
+def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
+    """The host's choices for ``kind`` from a submitted form, typed by the kind's
+    ``SETTINGS_SCHEMA`` (form fields are named ``<kind>-<setting>``): booleans are checkboxes,
+    an empty value of a nullable setting is null, integers are parsed.  Whether the values are
+    allowed is the engine's to say (``host_settings``, through the service layer)."""
+    out: dict[str, Any] = {}
+    for name, prop in engine_for(kind).SETTINGS_SCHEMA["properties"].items():
+        types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+        raw = data.get(f"{kind}-{name}")
+        if "boolean" in types:
+            out[name] = _bool(raw)
+        elif raw is None:
+            continue  # not on the form: the engine's default
+        elif raw == "" and "null" in types:
+            out[name] = None
+        elif "integer" in types:
+            out[name] = int(raw)
+        else:
+            out[name] = raw
+    return out
 
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    """Open public games, the user's own games, the create form and join-by-code."""
-    open_games = [_card(g, request.user) for g in selectors.game_list(user=request.user)[:50]]
+    """Open public games, the user's own games, the create form and join-by-code.
+    ``?kind=`` shows only games of that kind."""
+    kind = request.GET.get("kind")
+    if kind not in KINDS:
+        kind = None
+    open_games = [
+        _card(g, request.user) for g in selectors.game_list(user=request.user, kind=kind)[:50]
+    ]
     mine: dict[str, list[dict[str, Any]]] = {"lobby": [], "playing": [], "finished": []}
-    for g in selectors.game_list(user=request.user, scope="mine")[:100]:
-        if g.status in mine:
+    for g in selectors.game_list(user=request.user, scope="mine", kind=kind)[:100]:
+        # A game in progress the player left is not theirs to play any more.
+        left = any(s.user_id == request.user.pk and s.left_at for s in g.seats.all())
+        if g.status in mine and not (left and g.status == Game.Status.PLAYING):
             mine[g.status].append(_card(g, request.user))
+    watch = [_card(g, request.user) for g in selectors.games_to_watch(user=request.user)[:20]]
+    _with_ratings([*open_games, *watch, *(c for cards in mine.values() for c in cards)])
     return render(
         request,
         "games/lobby.html",
         {
             "open_games": [g for g in open_games if g["you"] is None],
             "mine": mine,
-            "target_scores": TARGET_SCORES,
-            "draw_seconds": DRAW_SECONDS,
+            "kinds": _kinds(),
+            "kind_filter": kind,
+            "new_kind": kind or DEFAULT_KIND,
+            "watch": watch,
+            "name_max": NAME_MAX,
         },
     )
 
@@ -79,20 +169,49 @@ def _bool(value: str | None) -> bool:
 @login_required
 @require_POST
 def create(request: HttpRequest) -> HttpResponse:
+    kind = request.POST.get("kind", DEFAULT_KIND)
     try:
-        target = int(request.POST.get("target_score", "100"))
-        raw = request.POST.get("draw_seconds", "")
-        draw = int(raw) if raw else None
+        chosen = settings_from_form(kind, request.POST) if kind in KINDS else {}
     except ValueError:
         messages.error(request, _("Those settings are not valid."))
         return redirect("games:lobby")
     try:
         game = services.game_create(
             host=request.user,
-            target_score=target,
-            draw_seconds=draw,
-            pile_draw=_bool(request.POST.get("pile_draw")),
+            kind=kind,
+            settings=chosen,
             private=_bool(request.POST.get("private")),
+        )
+    except ServiceError as error:
+        messages.error(request, _friendly(error))
+        return redirect("games:lobby")
+    name = (request.POST.get("name") or "").strip()
+    if name:
+        try:
+            services.game_rename(game=game, user=request.user, name=name)
+        except ServiceError as error:
+            messages.error(request, _friendly(error))
+    return HttpResponseRedirect(_table_url(game))
+
+
+@login_required
+@require_POST
+def vs_computer(request: HttpRequest) -> HttpResponse:
+    """Play against the computer: a started private game with computer opponents."""
+    kind = request.POST.get("kind", DEFAULT_KIND)
+    try:
+        opponents = int(request.POST["opponents"]) if request.POST.get("opponents") else None
+        chosen = settings_from_form(kind, request.POST) if kind in KINDS else {}
+    except ValueError:
+        messages.error(request, _("Those settings are not valid."))
+        return redirect("games:lobby")
+    try:
+        game = services.game_vs_computer(
+            user=request.user,
+            kind=kind,
+            level=request.POST.get("level", "medium"),
+            opponents=opponents,
+            settings=chosen,
         )
     except ServiceError as error:
         messages.error(request, _friendly(error))
@@ -102,7 +221,33 @@ def create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+def add_bot(request: HttpRequest, game_id: int) -> HttpResponse:
+    try:
+        services.game_add_bot(
+            game=game_id, host=request.user, level=request.POST.get("level", "medium")
+        )
+    except ServiceError as error:
+        messages.error(request, _friendly(error))
+    return HttpResponseRedirect(_table_url(game_id))
+
+
+@login_required
+@require_POST
+def back(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The "I'm back" button: take one's seat back from the computer sitting in."""
+    try:
+        services.game_back(game=game_id, user=request.user)
+    except ServiceError as error:
+        messages.error(request, _friendly(error))
+    return HttpResponseRedirect(_table_url(game_id))
+
+
+@login_required
+@require_POST
 def join_by_code(request: HttpRequest) -> HttpResponse:
+    if wait := throttles.check(request, throttles.JoinThrottle):  # bounds guessing codes
+        messages.error(request, throttles.throttled_message(wait))
+        return redirect("games:lobby")
     code = (request.POST.get("invite_code") or "").strip().upper()
     try:
         game = selectors.game_by_invite_code(invite_code=code)
@@ -117,6 +262,9 @@ def join_by_code(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def join(request: HttpRequest, game_id: int) -> HttpResponse:
+    if wait := throttles.check(request, throttles.JoinThrottle):
+        messages.error(request, throttles.throttled_message(wait))
+        return redirect("games:lobby")
     code = request.POST.get("invite_code") or None
     try:
         services.game_join(game=game_id, user=request.user, invite_code=code)
@@ -174,27 +322,125 @@ def table(request: HttpRequest, game_id: int) -> HttpResponse:
     detail = selectors.game_detail(game=game, user=request.user)
     invite_url = None
     if detail["invite_code"]:
-        invite_url = request.build_absolute_uri(
-            f"{_table_url(game)}?code={detail['invite_code']}"
-        )
+        invite_url = request.build_absolute_uri(f"{_table_url(game)}?code={detail['invite_code']}")
     boot = {
         "game": game.pk,
+        "kind": game.kind,
         "you": detail["you"],
         "user_id": request.user.pk,
         "status": detail["status"],
         "host_id": detail["host"]["id"],
-        "seats": [{"seat": s["seat"], "name": s["name"]} for s in detail["seats"]],
+        "seats": [
+            {"seat": s["seat"], "name": s["name"], "bot": s["bot"], "sitting_in": s["sitting_in"]}
+            for s in detail["seats"]
+        ],
         "ws": f"/ws/games/{game.pk}/",
+        "private": detail["private"],
+        # Where the table's log starts rebuilding from the stored events (static/js/table/log.js).
+        "last_seq": game.last_seq,
+        "rematch": _rematch_boot(game, request.user),
+        "chat_max": CHAT_MAX,
     }
     return render(
         request,
         "games/table.html",
         {
             "game": game,
+            "game_kind": game.kind,
+            "kind_name": engine_for(game.kind).NAME,
+            "table_template": f"games/{game.kind}/_table.html",
+            "has_bots": game.kind in bots.GAMES,
+            "results": history.results_table(game)
+            if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED) and game.started_at
+            else None,
+            # "I'm back" is for a player away, not for one who left for good (game_back
+            # refuses them: already_left).
+            "sat_in": any(
+                s["sitting_in"] and not s["left"] and s["user_id"] == request.user.pk
+                for s in detail["seats"]
+            ),
+            "can_start": detail["min_seats"] <= len(detail["seats"]) <= detail["max_seats"],
             "detail": detail,
             "is_host": detail["host"]["id"] == request.user.pk,
             "invite_url": invite_url,
             "invite_code": code,
             "boot": boot,
+            "left": game.seats.filter(user=request.user, left_at__isnull=False).exists(),
         },
     )
+
+
+# --- Game night: "Play again", leaving a game in progress -------------------------------------
+def _rematch_boot(game: Game, user: Any) -> dict[str, Any] | None:
+    """The finished game's rematch, if one was offered: its id and whether the user sits there."""
+    new = Game.objects.filter(rematch_of=game).first()
+    if new is None:
+        return None
+    return {"id": new.pk, "seated": selectors.seat_for_user(game=new, user=user) is not None}
+
+
+@login_required
+@require_POST
+def rematch(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Play again: to the rematch's lobby (made by the first to ask, joined by the others)."""
+    try:
+        new = services.game_rematch(game=game_id, user=request.user)
+    except ServiceError as error:
+        messages.error(request, _friendly(error))
+        return HttpResponseRedirect(_table_url(game_id))
+    return HttpResponseRedirect(_table_url(new))
+
+
+@login_required
+@require_POST
+def quit_game(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Leave a game in progress for good (the table asks first)."""
+    try:
+        services.game_leave_playing(game=game_id, user=request.user)
+    except ServiceError as error:
+        messages.error(request, _friendly(error))
+        return HttpResponseRedirect(_table_url(game_id))
+    messages.success(request, _("You left the game."))
+    return redirect("games:lobby")
+
+
+# --- The rules, for players -------------------------------------------------------------------
+#: The site's languages; a game may write its rules page once per language
+#: (``templates/rules/<kind>.<lang>.html``) or once with translated strings
+#: (``templates/games/<kind>/rules.html``).
+RULES_LANGUAGES = ("en", "ja", "ru")
+
+
+# The table frames it (the "?" dialog); other sites still may not (X-Frame-Options for old
+# browsers, CSP frame-ancestors for the rest).
+@xframe_options_sameorigin
+@csp_replace({"frame-ancestors": ["'self'"]})
+def rules(request: HttpRequest, kind: str) -> HttpResponse:
+    """A game's rules for players, at a stable URL (``/rules/<kind>/``), in the page's
+    language, for anyone (no log-in).  ``?embed=1`` leaves the site's chrome out: a table
+    shows it in a dialog, without leaving the game."""
+    if kind not in KINDS:
+        raise Http404("No such game.")
+    language = (get_language() or "en")[:2]
+    if language not in RULES_LANGUAGES:
+        language = "en"
+    embed = request.GET.get("embed") == "1"
+    page = select_template([f"rules/{kind}.{language}.html", f"games/{kind}/rules.html"])
+    return HttpResponse(
+        page.render(
+            {
+                "base_template": "rules/_embed.html" if embed else "base.html",
+                "embed": embed,
+                "rules_language": language,
+                "kind": kind,
+                "kind_name": engine_for(kind).NAME,
+                "kinds": _kinds(),
+            },
+            request,
+        )
+    )
+
+
+def rules_index(request: HttpRequest) -> HttpResponse:
+    """Every game's rules page."""
+    return render(request, "games/rules_index.html", {"kinds": _kinds()})

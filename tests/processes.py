@@ -79,7 +79,11 @@ class LiveProcess:
     def start(self) -> LiveProcess:
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            self.args, env=self.env, cwd=BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
+            self.args,
+            env=self.env,
+            cwd=BASE_DIR,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         log.close()
@@ -110,11 +114,26 @@ class LiveProcess:
 def celery_worker(log_dir: Path, name: str = "w1", **env: str) -> LiveProcess:
     return LiveProcess(
         f"celery-{name}",
-        [str(BIN / "celery"), "-A", "crisp_site", "worker", "--loglevel", "INFO",
-         "--concurrency", "2", "--pool", "threads", "--without-mingle", "--without-gossip",
-         "--hostname", f"{name}-{os.getpid()}@%h", "--queues",
-         settings.CELERY_TASK_DEFAULT_QUEUE],
-        process_env(**env), log_dir,
+        [
+            str(BIN / "celery"),
+            "-A",
+            "crisp_site",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--pool",
+            "threads",
+            "--without-mingle",
+            "--without-gossip",
+            "--hostname",
+            f"{name}-{os.getpid()}@%h",
+            "--queues",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+        ],
+        process_env(**env),
+        log_dir,
     )
 
 
@@ -126,17 +145,37 @@ def celery_beat(log_dir: Path, name: str = "beat", **env: str) -> LiveProcess:
     log_dir.mkdir(parents=True, exist_ok=True)
     return LiveProcess(
         f"celery-{name}",
-        [str(BIN / "celery"), "-A", "crisp_site", "beat", "--loglevel", "INFO",
-         "--schedule", str(log_dir / f"{name}-{os.getpid()}-schedule")],
-        process_env(**env), log_dir,
+        [
+            str(BIN / "celery"),
+            "-A",
+            "crisp_site",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(log_dir / f"{name}-{os.getpid()}-schedule"),
+        ],
+        process_env(**env),
+        log_dir,
     )
 
 
 def daphne(log_dir: Path, port: int, name: str = "daphne", **env: str) -> LiveProcess:
+    """daphne as production runs it: through crisp_site.serve (clean WebSocket closes)."""
     return LiveProcess(
         name,
-        [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "crisp_site.asgi:application"],
-        process_env(**env), log_dir,
+        [
+            str(BIN / "python"),
+            "-m",
+            "crisp_site.serve",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "crisp_site.asgi:application",
+        ],
+        process_env(**env),
+        log_dir,
     )
 
 

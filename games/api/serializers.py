@@ -7,9 +7,57 @@ the service layer, which is the one place that knows them.  Output bodies are bu
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from games.models import DRAW_SECONDS, MAX_SEATS, TARGET_SCORES
+from games.engines import DEFAULT_KIND, KINDS, engine_for
+from games.services import BOT_LEVELS  # the schema names it once (ENUM_NAME_OVERRIDES)
+
+#: The most seats any game has (seat numbers in requests are checked against it here, and
+#: against the game's own engine by the service layer).
+_MAX_SEATS = max(engine_for(k).MAX_SEATS for k in KINDS)
+
+
+def _openapi(schema: dict[str, Any]) -> dict[str, Any]:
+    """An engine's JSON Schema in OpenAPI 3.0's dialect: ``type: [X, "null"]`` becomes
+    ``type: X, nullable: true`` (engines write plain JSON Schema; the API publishes 3.0)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, list):
+            kinds = [v for v in value if v != "null"]
+            out["type"] = kinds[0]
+            if "null" in value:
+                out["nullable"] = True
+        elif key == "properties":
+            out[key] = {name: _openapi(prop) for name, prop in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def settings_schema() -> dict[str, Any]:
+    """The ``settings`` of a new game: one object per kind, each its engine's host menu."""
+    return {
+        "oneOf": [
+            {**_openapi(engine_for(k).SETTINGS_SCHEMA), "title": f"{engine_for(k).NAME} ({k})"}
+            for k in KINDS
+        ],
+        "description": "The host's choices for the game's `kind` (its engine's menu; missing "
+        "ones take the defaults). Validated by that game's engine: `bad_settings` otherwise.",
+    }
+
+
+@extend_schema_field(settings_schema())
+class KindSettingsField(serializers.JSONField):
+    """A JSON object whose shape depends on ``kind``; the service layer has it checked by the
+    kind's engine (``host_settings``), the one place that knows each game's menu."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("settings must be an object.")
+        return super().to_internal_value(data)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -18,12 +66,35 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class GameCreateInput(serializers.Serializer):
-    target_score = serializers.ChoiceField(choices=TARGET_SCORES, default=100)
-    draw_seconds = serializers.ChoiceField(
-        choices=DRAW_SECONDS, allow_null=True, default=None, help_text="null: no limit."
+    kind = serializers.ChoiceField(
+        choices=list(KINDS), default=DEFAULT_KIND, help_text="Which game: " + ", ".join(KINDS) + "."
     )
-    pile_draw = serializers.BooleanField(default=False)
+    settings = KindSettingsField(required=False, default=dict)
     private = serializers.BooleanField(default=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A field this body does not have (say Crisp's `target_score` at the top level, where
+        # it lived before there were several games) is refused, not silently dropped: the
+        # client would otherwise get a game with settings it did not ask for.
+        unknown = sorted(set(getattr(self, "initial_data", {}) or {}) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError(
+                {name: ["Unknown field; game settings go in `settings`."] for name in unknown}
+            )
+        return attrs
+
+
+class BotInput(serializers.Serializer):
+    level = serializers.ChoiceField(choices=BOT_LEVELS, default="medium")
+
+
+class VsComputerInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(KINDS), default=DEFAULT_KIND)
+    level = serializers.ChoiceField(choices=BOT_LEVELS, default="medium")
+    opponents = serializers.IntegerField(
+        required=False, min_value=1, help_text="Computer players (default: the game's usual)."
+    )
+    settings = KindSettingsField(required=False, default=dict)
 
 
 class JoinInput(serializers.Serializer):
@@ -35,7 +106,7 @@ class JoinByCodeInput(serializers.Serializer):
 
 
 class KickInput(serializers.Serializer):
-    seat = serializers.IntegerField(min_value=0, max_value=MAX_SEATS - 1)
+    seat = serializers.IntegerField(min_value=0, max_value=_MAX_SEATS - 1)
 
 
 class ActInput(serializers.Serializer):
@@ -63,6 +134,7 @@ class EventsQuery(serializers.Serializer):
 
 class ListQuery(serializers.Serializer):
     scope = serializers.ChoiceField(choices=["open", "mine"], default="open")
+    kind = serializers.ChoiceField(choices=list(KINDS), required=False)
 
 
 class InviteQuery(serializers.Serializer):
@@ -75,12 +147,19 @@ class SeatOutput(serializers.Serializer):
     user_id = serializers.IntegerField()
     name = serializers.CharField()
     score = serializers.IntegerField()
-
-
-class SettingsOutput(serializers.Serializer):
-    target_score = serializers.IntegerField()
-    draw_seconds = serializers.IntegerField(allow_null=True)
-    pile_draw = serializers.BooleanField()
+    bot = serializers.ChoiceField(
+        choices=BOT_LEVELS,
+        allow_null=True,
+        help_text="A computer player's level; null for a person.",
+    )
+    sitting_in = serializers.BooleanField(
+        help_text="A computer is playing this person's seat while they are away "
+        "(two timeouts in a row); they take it back with POST …/back/."
+    )
+    left = serializers.BooleanField(
+        help_text="The player left this game in progress for good: a computer plays the seat "
+        "to the end, and there is no coming back."
+    )
 
 
 class HostOutput(serializers.Serializer):
@@ -90,11 +169,15 @@ class HostOutput(serializers.Serializer):
 
 class GameOutput(serializers.Serializer):
     id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=list(KINDS))
     status = serializers.ChoiceField(choices=["lobby", "playing", "finished", "abandoned"])
     version = serializers.IntegerField()
     host = HostOutput()
-    settings = SettingsOutput()
+    settings = KindSettingsField()
+    min_seats = serializers.IntegerField()
+    max_seats = serializers.IntegerField()
     private = serializers.BooleanField()
+    name = serializers.CharField(help_text="The host's name for the game; may be empty.")
     seats = SeatOutput(many=True)
     winners = serializers.ListField(child=serializers.IntegerField())
     created_at = serializers.DateTimeField()
@@ -108,6 +191,7 @@ class GameOutput(serializers.Serializer):
 
 class StateOutput(serializers.Serializer):
     game_id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=list(KINDS))
     version = serializers.IntegerField()
     status = serializers.CharField()
     state = serializers.JSONField(
@@ -142,3 +226,28 @@ class ActOutput(serializers.Serializer):
     replayed = serializers.BooleanField()
     events = EventOutput(many=True)
     state = StateOutput()
+
+
+# --- Game night: chat, rematch, leaving a game in progress, naming -------------------------
+class ChatInput(serializers.Serializer):
+    text = serializers.CharField(
+        max_length=200, trim_whitespace=False, allow_blank=True, help_text="One line, 1-200."
+    )
+    invite_code = serializers.CharField(required=False, allow_blank=True)
+
+
+class ChatLineOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    user_id = serializers.IntegerField()
+    name = serializers.CharField()
+    seat = serializers.IntegerField(allow_null=True, help_text="Null: a spectator said it.")
+    text = serializers.CharField(help_text="As typed: escape it wherever you show it.")
+    at = serializers.IntegerField(help_text="Server time, ms since the epoch.")
+
+
+class ChatOutput(serializers.Serializer):
+    messages = ChatLineOutput(many=True)
+
+
+class NameInput(serializers.Serializer):
+    name = serializers.CharField(max_length=60, allow_blank=True, trim_whitespace=False)

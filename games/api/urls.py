@@ -2,22 +2,41 @@
 
 from django.urls import path, re_path
 
-from games.api import schema, views  # noqa: F401 - schema registers the token scheme
+from games.api import (  # noqa: F401 - schema registers the token scheme
+    game_night,
+    history,
+    schema,
+    views,
+)
 
 app_name = "games_api"
 
 urlpatterns = [
     path("games/", views.GameListCreateApi.as_view(), name="games"),
     path("games/join/", views.GameJoinByCodeApi.as_view(), name="join-by-code"),
+    path("games/vs-computer/", views.GameVsComputerApi.as_view(), name="vs-computer"),
     path("games/<int:game_id>/", views.GameDetailApi.as_view(), name="detail"),
     path("games/<int:game_id>/join/", views.GameJoinApi.as_view(), name="join"),
     path("games/<int:game_id>/leave/", views.GameLeaveApi.as_view(), name="leave"),
     path("games/<int:game_id>/kick/", views.GameKickApi.as_view(), name="kick"),
     path("games/<int:game_id>/start/", views.GameStartApi.as_view(), name="start"),
     path("games/<int:game_id>/abandon/", views.GameAbandonApi.as_view(), name="abandon"),
+    path("games/<int:game_id>/bots/", views.GameBotsApi.as_view(), name="bots"),
+    path("games/<int:game_id>/back/", views.GameBackApi.as_view(), name="back"),
     path("games/<int:game_id>/state/", views.GameStateApi.as_view(), name="state"),
     path("games/<int:game_id>/actions/", views.GameActionsApi.as_view(), name="actions"),
     path("games/<int:game_id>/events/", views.GameEventsApi.as_view(), name="events"),
+    path("games/<int:game_id>/chat/", game_night.GameChatApi.as_view(), name="chat"),
+    path("games/<int:game_id>/rematch/", game_night.GameRematchApi.as_view(), name="rematch"),
+    path("games/<int:game_id>/quit/", game_night.GameQuitApi.as_view(), name="quit"),
+    path("games/<int:game_id>/name/", game_night.GameNameApi.as_view(), name="name"),
+    # After the game (games/api/history.py).
+    path("games/<int:game_id>/rounds/", history.GameRoundsApi.as_view(), name="rounds"),
+    path("games/<int:game_id>/replay/", history.GameReplayApi.as_view(), name="replay"),
+    path("games/<int:game_id>/export/", history.GameExportApi.as_view(), name="export"),
+    path("players/<str:username>/", history.PlayerProfileApi.as_view(), name="player"),
+    path("players/<str:username>/games/", history.PlayerGamesApi.as_view(), name="player-games"),
+    path("leaderboards/<str:kind>/", history.LeaderboardApi.as_view(), name="leaderboard"),
     # Anything else under /api/v1/ (e.g. /games/-1/) is a JSON 404 too, never an HTML page.
     re_path(r"^.*$", views.api_not_found, name="not-found"),
 ]

@@ -22,8 +22,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from crisp_site import throttles
 from games import clock, selectors, services
 from games.api import serializers as s
+from games.engines import KINDS
 from games.models import Game
 
 _ERR = s.ErrorSerializer
@@ -62,22 +64,29 @@ def _detail(game: Game, request: Request) -> dict[str, Any]:
 
 
 class GameListCreateApi(APIView):
+    throttle_classes = [throttles.GameCreateThrottle, throttles.InviteCodeThrottle]
+
     @extend_schema(
         operation_id="games_list",
-        parameters=[OpenApiParameter("scope", str, enum=["open", "mine"], required=False)],
+        parameters=[
+            OpenApiParameter("scope", str, enum=["open", "mine"], required=False),
+            OpenApiParameter("kind", str, enum=list(KINDS), required=False),
+        ],
         responses={200: s.GameOutput(many=True), **_errors(400, 401, 403)},
-        description="`open`: public lobbies you can join. `mine`: every game you sit at.",
+        description="`open`: public lobbies you can join. `mine`: every game you sit at. "
+        "`kind` keeps only games of that kind.",
     )
     def get(self, request: Request) -> Response:
         q = _valid(s.ListQuery, request.query_params)
-        games = selectors.game_list(user=request.user, scope=q["scope"])[:100]
+        games = selectors.game_list(user=request.user, scope=q["scope"], kind=q.get("kind"))[:100]
         return Response([selectors.game_detail(game=g, user=request.user) for g in games])
 
     @extend_schema(
         operation_id="games_create",
         request=s.GameCreateInput,
         responses={201: s.GameOutput, **_errors(400, 401, 403)},
-        description="Open a lobby with the three host settings; you take seat 0.",
+        description="Open a lobby of game `kind` with the host's `settings` (that game's menu, "
+        "see the schema); you take seat 0.",
     )
     def post(self, request: Request) -> Response:
         data = _valid(s.GameCreateInput, request.data)
@@ -97,6 +106,8 @@ class GameDetailApi(APIView):
 
 
 class GameJoinApi(APIView):
+    throttle_classes = [throttles.JoinThrottle, throttles.InviteCodeThrottle]
+
     @extend_schema(
         operation_id="games_join",
         request=s.JoinInput,
@@ -111,6 +122,8 @@ class GameJoinApi(APIView):
 
 
 class GameJoinByCodeApi(APIView):
+    throttle_classes = [throttles.JoinThrottle, throttles.InviteCodeThrottle]
+
     @extend_schema(
         operation_id="games_join_by_code",
         request=s.JoinByCodeInput,
@@ -158,10 +171,56 @@ class GameStartApi(APIView):
         request=None,
         parameters=[_INVITE_PARAM],
         responses={200: s.GameOutput, **_errors(401, 403, 404, 409)},
-        description="The host deals round 1 (2 to 8 players).",
+        description="The host deals round 1 (the game's `min_seats` to `max_seats` players).",
     )
     def post(self, request: Request, game_id: int) -> Response:
         game = services.game_start(game=_game(request, game_id), user=request.user)
+        return Response(_detail(game, request))
+
+
+class GameBotsApi(APIView):
+    @extend_schema(
+        operation_id="games_add_bot",
+        request=s.BotInput,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(400, 401, 403, 404, 409)},
+        description="The host seats a computer player (`easy`, `medium` or `hard`) in the "
+        "lobby's next free seat. It plays through the same rules and timers as everyone and "
+        "decides only from what its seat is shown.",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        data = _valid(s.BotInput, request.data)
+        game = services.game_add_bot(
+            game=_game(request, game_id), host=request.user, level=data["level"]
+        )
+        return Response(_detail(game, request))
+
+
+class GameVsComputerApi(APIView):
+    @extend_schema(
+        operation_id="games_vs_computer",
+        request=s.VsComputerInput,
+        responses={201: s.GameOutput, **_errors(400, 401, 403)},
+        description="Play against the computer: a private game of `kind` with you at seat 0 "
+        "and `opponents` computer players of `level`, started at once.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _valid(s.VsComputerInput, request.data)
+        game = services.game_vs_computer(user=request.user, **data)
+        return Response(_detail(game, request), status=status.HTTP_201_CREATED)
+
+
+class GameBackApi(APIView):
+    @extend_schema(
+        operation_id="games_back",
+        request=None,
+        parameters=[_INVITE_PARAM],
+        responses={200: s.GameOutput, **_errors(401, 403, 404, 409)},
+        description='"I\'m back": take your seat back from the computer sitting in for you '
+        "(it sits in after two timeouts in a row). Acting yourself does the same.",
+    )
+    def post(self, request: Request, game_id: int) -> Response:
+        game = services.game_back(game=_game(request, game_id), user=request.user)
         return Response(_detail(game, request))
 
 
@@ -191,6 +250,8 @@ class GameStateApi(APIView):
 
 
 class GameActionsApi(APIView):
+    throttle_classes = [throttles.GameActThrottle, throttles.InviteCodeThrottle]
+
     @extend_schema(
         operation_id="games_actions_list",
         parameters=[_INVITE_PARAM],

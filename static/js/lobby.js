@@ -26,3 +26,20 @@
   setInterval(refresh, 8000);
   document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
 })();
+
+/* The create form shows the settings of the game picked (one fieldset per kind; the others are
+ * disabled so they are not submitted). Without JavaScript only the default kind's show. */
+(function () {
+  "use strict";
+  var picker = document.querySelector("[data-kind-picker]");
+  if (!picker) return;
+  function sync() {
+    document.querySelectorAll("fieldset.kind-settings").forEach(function (fs) {
+      var on = fs.getAttribute("data-kind") === picker.value;
+      fs.hidden = !on;
+      fs.disabled = !on;
+    });
+  }
+  picker.addEventListener("change", sync);
+  sync();
+})();

@@ -28,7 +28,7 @@ def test_signup_creates_the_account_and_logs_in(client):
         {"username": "newbie", "email": "", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
     )
     assert response.status_code == 302
-    assert response["Location"] == reverse("accounts:profile")
+    assert response["Location"] == reverse("games:lobby")  # a new player lands where games are
     user = User.objects.get(username="newbie")
     assert user.check_password(NEW_PASSWORD)
     assert user.email == ""
@@ -186,3 +186,20 @@ def test_password_reset_for_an_unknown_address_sends_nothing_and_tells_nothing(c
     response = client.post(reverse("accounts:password_reset"), {"email": "nobody@example.com"})
     assert response["Location"] == reverse("accounts:password_reset_done")
     assert mail.outbox == []
+
+
+def test_signup_goes_back_where_the_visitor_was_going(client):
+    """An invite link opened signed out: log-in offers sign-up, and sign-up comes back to the
+    game (only ever to a page of this site)."""
+    target = "/games/7/?code=ABCDEFGH"
+    login_page = client.get(reverse("accounts:login"), {"next": target}).content.decode()
+    assert 'href="/accounts/signup/?next=/games/7/%3Fcode%3DABCDEFGH"' in login_page
+    form = client.get(reverse("accounts:signup"), {"next": target}).content.decode()
+    assert f'name="next" value="{target}"' in form.replace("&#x3D;", "=").replace("&amp;", "&")
+    data = {"username": "invitee", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD}
+    response = client.post(reverse("accounts:signup"), {**data, "next": target})
+    assert response["Location"] == target
+    client.logout()
+    data["username"] = "elsewhere"
+    response = client.post(reverse("accounts:signup"), {**data, "next": "https://evil.example/"})
+    assert response["Location"] == reverse("games:lobby")

@@ -37,7 +37,9 @@ def test_lobby_needs_login() -> None:
 
 
 def test_lobby_lists_open_and_my_games(host: Any, guest: Any) -> None:
-    open_game = services.game_create(host=host, target_score=50, draw_seconds=30, pile_draw=True)
+    open_game = services.game_create(
+        host=host, settings={"target_score": 50, "draw_seconds": 30, "pile_draw": True}
+    )
     private = services.game_create(host=host, private=True)
     page = client_for(guest).get("/games/").content.decode()
     assert f"/games/{open_game.pk}/join/" in page  # public lobby to join
@@ -51,17 +53,19 @@ def test_lobby_lists_open_and_my_games(host: Any, guest: Any) -> None:
 def test_create_game_with_settings(host: Any) -> None:
     response = client_for(host).post(
         "/games/new/",
-        {"target_score": "150", "draw_seconds": "45", "pile_draw": "1", "private": "1"},
-    )
+        {"kind": "crisp", "crisp-target_score": "150", "crisp-draw_seconds": "45",
+         "crisp-pile_draw": "1", "private": "1"},
+    )  # fmt: skip
     game = Game.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
-    assert (game.target_score, game.draw_seconds, game.pile_draw, game.private) == (
-        150, 45, True, True
-    )
+    assert (game.kind, game.private) == ("crisp", True)
+    assert game.settings == {"target_score": 150, "draw_seconds": 45, "pile_draw": True}
 
 
 def test_create_with_bad_settings_is_a_friendly_message(host: Any) -> None:
-    response = client_for(host).post("/games/new/", {"target_score": "77"}, follow=True)
+    response = client_for(host).post(
+        "/games/new/", {"kind": "crisp", "crisp-target_score": "77"}, follow=True
+    )
     assert "Those settings are not valid." in response.content.decode()
     assert not Game.objects.exists()
 
@@ -107,7 +111,7 @@ def test_kick_leave_and_start(host: Any, guest: Any) -> None:
     h.post(f"/games/{game.pk}/kick/", {"seat": "1"})
     assert game.seats.count() == 1
     too_few = h.post(f"/games/{game.pk}/start/", follow=True)
-    assert "A game needs 2 to 8 players." in too_few.content.decode()
+    assert "This game needs 2 to 8 players." in too_few.content.decode()
     services.game_join(game=game, user=guest)
     assert g.post(f"/games/{game.pk}/leave/")["Location"] == "/games/"
     services.game_join(game=game, user=guest)
@@ -124,24 +128,32 @@ def test_pages_speak_japanese(host: Any) -> None:
     catalog = c.get("/games/jsi18n/").content.decode()
     assert "\\u30af\\u30ea\\u30b9\\u30d7" in catalog or "クリスプ" in catalog  # "クリスプ"
     c.cookies["django_language"] = "ru"
-    assert "КРИСП" in c.get("/games/jsi18n/").content.decode() or "\\u041a\\u0420" in c.get(
-        "/games/jsi18n/"
-    ).content.decode()
+    assert (
+        "КРИСП" in c.get("/games/jsi18n/").content.decode()
+        or "\\u041a\\u0420" in c.get("/games/jsi18n/").content.decode()
+    )
 
 
 @pytest.mark.parametrize("language", ["ja", "ru"])
 def test_every_table_string_is_translated(language: str) -> None:
-    """Each gettext("…") of table.js has a compiled translation (djangojs catalogs)."""
+    """Each gettext("…") of the table modules (the shared client and every game's) has a
+    compiled translation (djangojs catalogs)."""
     import gettext
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent.parent
-    source = (root / "static/js/table.js").read_text()
+    source = "\n".join(p.read_text() for p in sorted((root / "static/js").rglob("*.js")))
     wanted = set(re.findall(r'\bn?gettext\("((?:[^"\\]|\\.)*)"', source))
-    assert len(wanted) > 90
+    # ngettext's plural forms are msgid_plural, found through the singular.
+    wanted -= set(re.findall(r'\bngettext\("(?:[^"\\]|\\.)*",\s*"((?:[^"\\]|\\.)*)"', source))
+    assert len(wanted) > 120
     mo = root / f"locale/{language}/LC_MESSAGES/djangojs.mo"
     with mo.open("rb") as f:
         catalog = gettext.GNUTranslations(f)
-    missing = [s for s in sorted(wanted) if catalog.gettext(s) == s and s not in {"R%(n)s"}]
+    # The same in some language: a card letter and a number; a list separator (ru: ", ").
+    same = {"K +%(n)s", ", "}
+    missing = [s for s in sorted(wanted) if catalog.gettext(s) == s and s not in same]
     assert missing == []
+    # One msgid, one meaning: "left" is the place of a card here (not "left the game").
+    assert catalog.gettext("left") == {"ja": "左", "ru": "левая"}[language]

@@ -133,9 +133,10 @@ def _play_a_round(chromium: Any, site: str, artifacts: Path, pages: dict[str, An
 
     # The host creates a private game with pile drawing and a 60 s clock.
     shot(host, artifacts, "01-lobby-desktop-en", full=True)
-    host.select_option("#id_target_score", "50")
-    host.select_option("#id_draw_seconds", "60")
-    host.check("input[name=pile_draw]")
+    host.select_option("#id_kind", "crisp")
+    host.select_option("#id_crisp-target_score", "50")
+    host.select_option("#id_crisp-draw_seconds", "60")
+    host.check("input[name=crisp-pile_draw]")
     host.check("input[name=private]")
     host.click(".create-form button[type=submit]")
     host.wait_for_selector("#invite-code")

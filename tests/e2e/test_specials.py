@@ -45,7 +45,7 @@ def peeks(page: Any) -> list[str]:
 def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
     a_user = UserFactory(username="aiko", display_name="Aiko")
     b_user = UserFactory(username="boris", display_name="Boris", language="ru")
-    game = services.game_create(host=a_user, target_score=100, draw_seconds=None, pile_draw=False)
+    game = services.game_create(host=a_user, settings={"target_score": 100})
     services.game_join(game=game, user=b_user)
     services.game_start(game=game, user=a_user, timers={"memorise_ms": 2500})
     stack_deck(game, ["Q", "J", "K", "4", "5", "6", "7"])
@@ -78,7 +78,15 @@ def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
     shot(q, artifacts, "21-queen-received-look")
     for page in (p, q):
         page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=6_000)
-    assert "swapped the left card with" in a.inner_text("#log")
+    # Each side reads it in its own person (grammar in every language: their own messages).
+    a_log, b_log = a.inner_text("#log"), b.inner_text("#log")  # Boris reads Russian
+    if p is a:
+        assert "You played Q" in a_log and "swapped your left card with Boris's right" in a_log
+        assert "Aiko играет Q" in b_log and "меняет свою карту (левая) на вашу (правая)" in b_log
+    else:
+        assert "Вы играете Q" in b_log
+        assert "меняете свою карту (левая) на карту игрока Aiko" in b_log
+        assert "swapped their left card with your right card" in a_log
 
     # Jack: the other player looks at their own centre card, once.
     assert whose_turn(pages) != first
@@ -118,7 +126,7 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     users = [UserFactory(username=n.lower(), display_name=n) for n in names]
     page = log_in(chromium, site, "chiara", DESKTOP)
     # The lobby's list of open games refreshes by itself.
-    game = services.game_create(host=users[0], draw_seconds=30)
+    game = services.game_create(host=users[0], settings={"draw_seconds": 30})
     page.wait_for_selector(f"#open-games-body form[action='/games/{game.pk}/join/']")
     for user in users[1:]:
         services.game_join(game=game, user=user)
@@ -129,8 +137,9 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     assert page.locator(".seat").count() == 8
     # No two seats overlap on the desktop table.
     boxes = page.eval_on_selector_all(
-        ".seat", "els => els.map(e => { const r = e.getBoundingClientRect();"
-        " return [r.left, r.top, r.right, r.bottom]; })"
+        ".seat",
+        "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; })",
     )
     for i, (l1, t1, r1, b1) in enumerate(boxes):
         for l2, t2, r2, b2 in boxes[i + 1 :]:
@@ -167,6 +176,13 @@ def test_reconnects_and_catches_up(chromium: Any, live_site: Any, artifacts: Pat
 
     live_site.stop_daphne()
     page.wait_for_selector("#conn[data-state=offline]")
+    # The banner counts down to the next attempt and offers to try at once.
+    page.wait_for_function(
+        "() => /retrying in \\d+ s/.test(document.getElementById('conn').textContent)"
+    )
+    assert page.locator("#conn [data-key=retry-now]").is_visible()
+    page.click("#conn [data-key=retry-now]")  # nothing there yet: it tries, fails, counts again
+    page.wait_for_selector("#conn[data-state=offline] [data-key=retry-now]")
     shot(page, artifacts, "40-connection-lost")
     # Meanwhile the other player takes the opening look.
     services.game_act(game=game.pk, user=b_user, action={"type": "look"}, expected_version=None)
@@ -190,7 +206,7 @@ def set_target(game: Game, target: int) -> None:
 def test_game_over_shows_the_winners(chromium: Any, site: str, artifacts: Path) -> None:
     a_user = UserFactory(username="aiko", display_name="Aiko")
     b_user = UserFactory(username="boris", display_name="Boris", language="ja")
-    game = services.game_create(host=a_user, target_score=50)
+    game = services.game_create(host=a_user, settings={"target_score": 50})
     services.game_join(game=game, user=b_user)
     services.game_start(game=game, user=a_user, timers={"memorise_ms": 1500})
     set_target(game, 1)

@@ -62,6 +62,7 @@ class LiveCalls:
 
     changed: list[tuple[int, int]] = field(default_factory=list)
     scheduled: list[tuple[int, list[tuple[str, Any]]]] = field(default_factory=list)
+    bots: list[tuple[int, int, list[tuple[int, int]]]] = field(default_factory=list)
 
 
 @pytest.fixture(autouse=True)
@@ -70,10 +71,15 @@ def live_calls(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
     ``importlib`` (which looks in ``sys.modules`` first), so these record instead of sending."""
     calls = LiveCalls()
     broadcast = types.ModuleType("games.broadcast")
-    broadcast.game_changed = lambda game_id, version: calls.changed.append((game_id, version))  # type: ignore[attr-defined]
+    broadcast.game_changed = lambda game_id, version, change=None: calls.changed.append(  # type: ignore[attr-defined]
+        (game_id, version)
+    )
     tasks = types.ModuleType("games.tasks")
     tasks.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
         (game_id, list(deadlines))
+    )
+    tasks.schedule_bots = lambda game_id, version, moves: calls.bots.append(  # type: ignore[attr-defined]
+        (game_id, version, list(moves))
     )
     monkeypatch.setitem(sys.modules, "games.broadcast", broadcast)
     monkeypatch.setitem(sys.modules, "games.tasks", tasks)
@@ -96,13 +102,21 @@ def start_game(fake_clock: FakeClock) -> Callable[..., Any]:
     """A started game of the given users (the first is the host), at the fake clock's now."""
     from games import services
 
-    def start(players: list[Any], *, seed: str = "test-seed", **settings: Any) -> Any:
-        opts = {"target_score": 50, "draw_seconds": None, "pile_draw": False, "private": False}
-        opts.update(settings)
-        game = services.game_create(host=players[0], **opts)
+    def start(
+        players: list[Any],
+        *,
+        seed: str = "test-seed",
+        kind: str = "crisp",
+        private: bool = False,
+        timers: dict[str, int] | None = None,
+        **settings: Any,
+    ) -> Any:
+        if kind == "crisp":
+            settings = {"target_score": 50, **settings}
+        game = services.game_create(host=players[0], kind=kind, settings=settings, private=private)
         for p in players[1:]:
             services.game_join(game=game, user=p, invite_code=game.invite_code)
-        services.game_start(game=game, user=players[0], seed=seed)
+        services.game_start(game=game, user=players[0], seed=seed, timers=timers)
         game.refresh_from_db()
         return game
 

@@ -71,15 +71,24 @@ def test_not_found(users):
 # --- list, create, detail ----------------------------------------------------------------
 def test_create_and_validation(users):
     c = client_for(users[0])
-    r = post(c, BASE, {"target_score": 150, "draw_seconds": 60, "pile_draw": True})
+    r = post(
+        c,
+        BASE,
+        {"kind": "crisp", "settings": {"target_score": 150, "draw_seconds": 60, "pile_draw": True}},
+    )
     assert r.status_code == 201
     body = r.json()
+    assert body["kind"] == "crisp" and (body["min_seats"], body["max_seats"]) == (2, 8)
     assert body["settings"] == {"target_score": 150, "draw_seconds": 60, "pile_draw": True}
     assert body["you"] == 0 and body["invite_code"] and body["version"] == 1
     assert "state" not in body and "seed" not in body
-    bad = err(post(c, BASE, {"target_score": 77}), 400, "invalid")
-    assert "target_score" in bad["errors"]
-    err(post(c, BASE, {"draw_seconds": "soon"}), 400, "invalid")
+    assert post(c, BASE, {}).json()["settings"]["target_score"] == 100  # the engine's default
+    bad = err(post(c, BASE, {"settings": {"target_score": 77}}), 400, "bad_settings")
+    assert "target_score" in bad["detail"]
+    err(post(c, BASE, {"settings": {"draw_seconds": "soon"}}), 400, "bad_settings")
+    err(post(c, BASE, {"settings": "fast"}), 400, "invalid")
+    bad = err(post(c, BASE, {"kind": "chess"}), 400, "invalid")
+    assert "kind" in bad["errors"]
 
 
 def test_list_open_and_mine(users):
@@ -358,8 +367,7 @@ def test_lobby_endpoints_answer_from_the_saved_instance(users, monkeypatch):
 
     monkeypatch.setattr(Game, "refresh_from_db", spy)
     host = client_for(users[0])
-    created = post(host, BASE, {"target_score": 50, "draw_seconds": None, "pile_draw": False,
-                                "private": False}).json()  # fmt: skip
+    created = post(host, BASE, {"settings": {"target_score": 50}, "private": False}).json()
     url = f"{BASE}{created['id']}/"
     answers = [created]
     for u in users[1:4]:

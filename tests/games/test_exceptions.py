@@ -7,7 +7,7 @@ from django.db import OperationalError
 from django.http import Http404
 
 from games import services
-from games.engine import IllegalAction
+from games.engines.crisp import IllegalAction
 from games.exceptions import api_exception_handler
 
 from .conftest import client_for

@@ -125,9 +125,8 @@ def play_and_check(users, spectator, fake_clock, rng: random.Random, steps: int)
     n = rng.randint(2, 5)
     players = users[:n]
     draw_seconds = rng.choice([None, 30])
-    game = services.game_create(
-        host=players[0], target_score=50, draw_seconds=draw_seconds, pile_draw=rng.random() < 0.6
-    )
+    settings = {"target_score": 50, "draw_seconds": draw_seconds, "pile_draw": rng.random() < 0.6}
+    game = services.game_create(host=players[0], settings=settings)
     for p in players[1:]:
         services.game_join(game=game, user=p)
     services.game_start(game=game, user=players[0], seed=f"leak-{rng.random()}")

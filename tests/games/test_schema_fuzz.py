@@ -38,7 +38,7 @@ def token(users) -> str:
 def test_no_server_errors(users, token, fake_clock, keep_connection):
     # Some games to hit: ids 1.. exist in several states (schemathesis likes small ints).
     lobby = services.game_create(host=users[0])
-    playing = services.game_create(host=users[0], draw_seconds=30, pile_draw=True)
+    playing = services.game_create(host=users[0], settings={"draw_seconds": 30, "pile_draw": True})
     services.game_join(game=playing, user=users[1])
     services.game_start(game=playing, user=users[0])
     services.game_create(host=users[1], private=True)

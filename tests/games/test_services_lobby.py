@@ -21,32 +21,42 @@ def refused(code: str, fn, **kw) -> ServiceError:
 
 
 def test_create_seats_the_host_and_bumps_version(users):
-    g = services.game_create(host=users[0], target_score=150, draw_seconds=45, pile_draw=True)
-    assert (g.status, g.version, g.target_score, g.draw_seconds, g.pile_draw) == (
-        "lobby",
-        1,
-        150,
-        45,
-        True,
+    g = services.game_create(
+        host=users[0], settings={"target_score": 150, "draw_seconds": 45, "pile_draw": True}
     )
+    assert (g.kind, g.status, g.version) == ("crisp", "lobby", 1)
+    assert g.settings == {"target_score": 150, "draw_seconds": 45, "pile_draw": True}
     assert list(g.seats.values_list("number", "user")) == [(0, users[0].pk)]
     assert codes(g) == ["game_created", "seat_joined"]
     assert len(g.invite_code) == 8
 
 
+def test_create_fills_the_engines_defaults(users):
+    g = services.game_create(host=users[0], settings={"draw_seconds": 30})
+    assert g.settings == {"target_score": 100, "draw_seconds": 30, "pile_draw": False}
+
+
 @pytest.mark.parametrize(
     "kw",
     [
-        {"target_score": 75},
-        {"target_score": True},
-        {"draw_seconds": 10},
-        {"draw_seconds": False},
-        {"pile_draw": "yes"},
+        {"settings": {"target_score": 75}},
+        {"settings": {"target_score": True}},
+        {"settings": {"draw_seconds": 10}},
+        {"settings": {"draw_seconds": False}},
+        {"settings": {"pile_draw": "yes"}},
+        {"settings": {"window_ms": 10}},  # a test-only timer is not on the host's menu
+        {"settings": ["target_score"]},
         {"private": 1},
     ],
 )
 def test_create_refuses_bad_settings(users, kw):
     refused("bad_settings", services.game_create, host=users[0], **kw)
+    assert not Game.objects.exists()
+
+
+@pytest.mark.parametrize("kind", ["chess", "", None, 3])
+def test_create_refuses_an_unknown_kind(users, kind):
+    refused("bad_kind", services.game_create, host=users[0], kind=kind)
     assert not Game.objects.exists()
 
 

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from games import clock, selectors, services
-from games.engine import Action, GameState, Settings, advance, fire, new_game
-from games.engine import apply as engine_apply
+from games.engines.crisp import Action, GameState, Settings, advance, fire, new_game
+from games.engines.crisp import apply as engine_apply
 from games.errors import ServiceError
 from games.models import Event, Game
 
@@ -74,14 +74,34 @@ def test_too_early_during_memorise(users, start_game):
 
 def test_stale_version_is_refused_with_the_current_version(users, start_game, fake_clock):
     g = start_game(users[:2])
+    user = user_at(g, first_seat(g))
     before = snapshot(g)
     with pytest.raises(ServiceError) as info:
-        act(g, users[0], {"type": "look"}, expected_version=g.version - 1)
+        act(g, user, {"type": "call"}, expected_version=g.version - 1)
     assert info.value.code == "stale_version" and info.value.status == 409
     assert info.value.extra == {"version": g.version}
     assert snapshot(g) == before
-    # Without an expected version there is no check.
-    assert act(g, users[0], {"type": "look"}, expected_version=None).version == g.version + 1
+    # Without an expected version there is no check (the engine's own refusal comes through).
+    with pytest.raises(ServiceError) as info:
+        act(g, user, {"type": "call"}, expected_version=None)
+    assert info.value.code == "no_window"
+
+
+def test_looks_of_different_seats_never_refuse_each_other(users, start_game):
+    """R3: at the deal every seat asks for its look at once, each with the version it saw;
+    looks commute, so none is refused as stale, and each seat gets its own two cards."""
+    g = start_game(users[:4])
+    seen = g.version
+    for seat in range(4):
+        result = act(g, user_at(g, seat), {"type": "look"}, expected_version=seen)
+        (event,) = [e for e in result.events if e.type == "look"]
+        assert event.data["seat"] == seat and event.data["left"] and event.data["right"]
+    g.refresh_from_db()
+    assert g.version == seen + 4
+    # The exemption is for the look only: any other action still checks the version.
+    with pytest.raises(ServiceError) as info:
+        act(g, user_at(g, first_seat(g)), {"type": "draw", "source": "deck"}, expected_version=seen)
+    assert info.value.code == "stale_version"
 
 
 def test_not_seated_not_started_game_over(users, start_game, make_user, staff):

@@ -129,8 +129,9 @@ class Player:
                 pass  # older than what we have
             elif frame["prev_version"] > self.version:
                 self.resyncs += 1  # a gap: ask for what we missed (PROTOCOL.md)
-                task = asyncio.ensure_future(self._send({"type": "resync",
-                                                         "version": self.version}))
+                task = asyncio.ensure_future(
+                    self._send({"type": "resync", "version": self.version})
+                )
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
             else:
@@ -165,7 +166,10 @@ class Player:
         return await self.request({"type": "act", "action": action, **extra})
 
     async def wait_for(
-        self, check: Callable[[Player], bool], timeout: float, what: str = "",
+        self,
+        check: Callable[[Player], bool],
+        timeout: float,
+        what: str = "",
         poll: float = 0.5,
     ) -> None:
         deadline = time.monotonic() + timeout
@@ -190,6 +194,14 @@ class Player:
         return None if self.state is None else self.state["turn"]
 
     def my_turn_to_draw(self) -> bool:
+        """My turn and its draw is open: said by a frame (`phase == "draw"`), or, as
+        docs/PROTOCOL.md tells clients, computed from `start_at` by the server's clock -- no
+        frame announces the end of a start delay (`may_start` is silent)."""
+        return self.may_draw_now()
+
+    def draw_announced(self) -> bool:
+        """My turn's draw opened by a frame (`phase == "draw"`): for tests of the timer that
+        opens it (the memorise period's end has a timer; a start delay's does not)."""
         turn = self.turn()
         return bool(turn and turn["seat"] == self.seat and turn["phase"] == "draw")
 

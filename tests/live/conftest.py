@@ -36,22 +36,21 @@ def make_game(
 ) -> Game:
     """A game hosted by players[0] with every player seated, started with `timers`.
 
-    A draw limit shorter than the lobby's 30/45/60 s is written straight to the row (tests
-    only): the engine accepts any positive number of seconds.
+    A draw limit shorter than the lobby's 30/45/60 s goes in with the start's test-only timer
+    overrides: the engine accepts any positive number of seconds, the host's menu does not.
     """
     host, *others = players
-    game = services.game_create(
-        host=host, target_score=target_score, draw_seconds=None, pile_draw=False, private=private
-    )
+    game = services.game_create(host=host, private=private, settings={"target_score": target_score})
     for user in others:
         if private:
             services.game_join(game=game.pk, user=user, invite_code=game.invite_code)
         else:
             services.game_join(game=game.pk, user=user)
+    overrides = dict(timers or {})
     if draw_seconds is not None:
-        Game.objects.filter(pk=game.pk).update(draw_seconds=draw_seconds)
+        overrides["draw_seconds"] = draw_seconds
     if start:
-        services.game_start(game=game.pk, user=host, seed=seed, timers=timers)
+        services.game_start(game=game.pk, user=host, seed=seed, timers=overrides or None)
     game.refresh_from_db()
     return game
 
@@ -84,9 +83,8 @@ def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, list[tuple[str
     """
     calls: list[tuple[int, list[tuple[str, Any]]]] = []
     monkeypatch.setattr(
-        "games.tasks.schedule_deadlines", lambda game_id, deadlines: calls.append(
-            (game_id, list(deadlines))
-        )
+        "games.tasks.schedule_deadlines",
+        lambda game_id, deadlines: calls.append((game_id, list(deadlines))),
     )
     return calls
 

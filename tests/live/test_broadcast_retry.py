@@ -43,20 +43,27 @@ async def test_a_failed_broadcast_is_retried(
 
     monkeypatch.setattr(broadcast, "RETRY_DELAYS", (0.05, 0.05))
     real = broadcast.change_messages
-    calls: list[int] = []
+    calls: list[str] = []
 
-    def flaky(game_id: int, version: int) -> Any:
-        calls.append(version)
-        if len(calls) == 1:
-            raise ConnectionError("redis hiccup")
+    def flaky(changes: Any) -> Any:
+        # The first attempt builds from the committed change (no read) and fails.
+        calls.append("committed")
+        raise ConnectionError("redis hiccup")
+
+    def read(game_id: int, version: int) -> Any:
+        calls.append("read")
         return real(game_id, version)
 
-    monkeypatch.setattr(broadcast, "change_messages", flaky)
+    monkeypatch.setattr(broadcast, "committed_messages", flaky)
+    monkeypatch.setattr(broadcast, "change_messages", read)
     await db(services.game_act)(
-        game=game.pk, user=players[1], action={"type": "look"},
-        expected_version=None, idempotency_key=None,
+        game=game.pk,
+        user=players[1],
+        action={"type": "look"},
+        expected_version=None,
+        idempotency_key=None,
     )
     update = await until(comm, "update", timeout=5)
     assert update["version"] == game.version + 1
-    assert len(calls) == 2
+    assert calls == ["committed", "read"]  # the retry reads the table
     await comm.disconnect()

@@ -146,7 +146,7 @@ async def test_refused_and_malformed_frames_get_error_frames(two_players: Any) -
     comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
     await comm.connect()
     await until(comm, "snapshot")
-    await comm.send_json_to({"type": "act", "id": 1, "action": {"type": "look"}, "version": 0})
+    await comm.send_json_to({"type": "act", "id": 1, "action": {"type": "call"}, "version": 0})
     error = await until(comm, "error")
     assert error["id"] == 1 and error["code"] == "stale_version"
     assert error["extra"]["version"] == game.version
@@ -173,10 +173,16 @@ async def test_reconnect_with_version_gets_exactly_the_missed_events(two_players
     have = (await until(comm, "snapshot"))["version"]
     await comm.disconnect()
 
-    await db(lambda: services.game_act(game=game.pk, user=players[1], action={"type": "look"},
-                                       expected_version=None))()
-    await db(lambda: services.game_act(game=game.pk, user=players[0], action={"type": "look"},
-                                       expected_version=None))()
+    await db(
+        lambda: services.game_act(
+            game=game.pk, user=players[1], action={"type": "look"}, expected_version=None
+        )
+    )()
+    await db(
+        lambda: services.game_act(
+            game=game.pk, user=players[0], action={"type": "look"}, expected_version=None
+        )
+    )()
 
     comm = communicator(game.pk, cookie=cookie, query=f"version={have}")
     await comm.connect()
@@ -207,16 +213,57 @@ async def test_a_lost_frame_is_caught_up_by_the_consumer(
     from games import broadcast
 
     real = broadcast.game_changed
-    monkeypatch.setattr(broadcast, "game_changed", lambda game_id, version: None)
-    await db(lambda: services.game_act(game=game.pk, user=players[1], action={"type": "look"},
-                                       expected_version=None))()
+    monkeypatch.setattr(broadcast, "game_changed", lambda game_id, version, change=None: None)
+    await db(
+        lambda: services.game_act(
+            game=game.pk, user=players[1], action={"type": "look"}, expected_version=None
+        )
+    )()
     monkeypatch.setattr(broadcast, "game_changed", real)
-    await db(lambda: services.game_act(game=game.pk, user=players[0], action={"type": "look"},
-                                       expected_version=None))()
+    await db(
+        lambda: services.game_act(
+            game=game.pk, user=players[0], action={"type": "look"}, expected_version=None
+        )
+    )()
     update = await until(comm, "update")
     # The frame of have+2 said prev_version have+1: the consumer caught its client up itself.
     assert update["prev_version"] == have and update["version"] == have + 2
     assert {e["version"] for e in update["events"]} == {have + 1, have + 2}
+    await comm.disconnect()
+
+
+async def test_a_frame_that_overtakes_its_predecessor_waits_for_it(
+    two_players: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Frames of one game come from several processes, so v+2's may arrive before v+1's: the
+    consumer holds v+2 for a moment and sends both in order, without a database catch-up."""
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    have = (await until(comm, "snapshot"))["version"]
+    from channels.layers import get_channel_layer
+
+    from games import broadcast, consumers
+
+    catch_ups: list[Any] = []
+    real_catch_up = consumers._catch_up
+    monkeypatch.setattr(consumers, "_catch_up", lambda *a: catch_ups.append(a) or real_catch_up(*a))
+    monkeypatch.setattr(broadcast, "game_changed", lambda game_id, version, change=None: None)
+    frames = []
+    for user in (players[1], players[0]):
+        await db(
+            lambda u=user: services.game_act(
+                game=game.pk, user=u, action={"type": "look"}, expected_version=None
+            )
+        )()
+        frames.append(await db(broadcast.change_messages)(game.pk, have + 1 + len(frames)))
+    layer = get_channel_layer()
+    for group, message in reversed([m for batch in frames for m in batch]):
+        await layer.group_send(group, message)
+    first, second = await until(comm, "update"), await until(comm, "update")
+    assert (first["prev_version"], first["version"]) == (have, have + 1)
+    assert (second["prev_version"], second["version"]) == (have + 1, have + 2)
+    assert catch_ups == []  # straight from the broadcast, no database read
     await comm.disconnect()
 
 
@@ -249,3 +296,76 @@ async def test_a_spectator_who_joins_is_moved_to_the_seat_redaction(scheduled: A
     assert update["state"]["state"]["seat"] == 2
     assert update["state"]["state"]["you"]["can"] == ["look"]
     await comm.disconnect()
+
+
+async def test_removed_and_renumbered_lobby_sockets_hear_of_it(scheduled: Any) -> None:
+    """A player removed from a lobby is told at once (their seat's group would otherwise never
+    hear again), and the player who moved down into the freed seat gets their new seat's view."""
+    players = await db(lambda: [make_user(), make_user(), make_user()])()
+
+    def lobby() -> Any:
+        game = services.game_create(host=players[0])
+        for p in players[1:]:
+            services.game_join(game=game, user=p)
+        return game
+
+    game = await db(lobby)()
+    comms = []
+    for p in players[1:]:
+        comm = communicator(game.pk, cookie=await db(session_cookie)(p))
+        await comm.connect()
+        await until(comm, "snapshot")
+        comms.append(comm)
+    await db(services.game_kick)(game=game.pk, host=players[0], seat_number=1)
+    kicked = await until(comms[0], "update")
+    assert [e["type"] for e in kicked["events"]] == ["seat_kicked"]
+    assert kicked["events"][0]["data"]["user_id"] == players[1].pk
+    moved = await until(comms[1], "update")
+    assert moved["events"][0]["type"] == "seat_kicked"
+    # The moved socket follows its seat: the next change reaches it in seat 1's group.
+    await db(services.game_leave)(game=game.pk, user=players[0])
+    assert (await until(comms[1], "update"))["events"][0]["type"] == "seat_left"
+    for comm in comms:
+        await comm.disconnect()
+
+
+async def test_chat_reaches_players_and_spectators(two_players: Any) -> None:
+    players, game = two_players
+    watcher = await db(make_user)()
+    comms = []
+    for user in (*players, watcher):
+        comm = communicator(game.pk, cookie=await db(session_cookie)(user))
+        await comm.connect()
+        await until(comm, "snapshot")
+        comms.append(comm)
+    await comms[0].send_json_to({"type": "chat", "id": "c1", "text": "<script>x</script> gl"})
+    ack = await until(comms[0], "chat_ack")
+    assert ack["id"] == "c1"
+    for comm in comms:
+        line = (await until(comm, "chat"))["message"]
+        assert line["id"] == ack["message_id"]
+        assert (line["text"], line["seat"]) == ("<script>x</script> gl", 0)
+    await comms[2].send_json_to({"type": "chat", "id": 2, "text": ""})
+    assert (await until(comms[2], "error"))["code"] == "bad_chat"
+    await comms[2].send_json_to({"type": "chat", "id": 3})
+    assert (await until(comms[2], "error"))["code"] == "bad_frame"
+    for comm in comms:
+        await comm.disconnect()
+
+
+async def test_games_with_players_online_are_not_idle(two_players: Any) -> None:
+    """The sweep ends idle games only where no player is connected (presence in Redis)."""
+    from games.tasks import games_with_players
+
+    players, game = two_players
+    watcher = await db(make_user)()
+    spectator = communicator(game.pk, cookie=await db(session_cookie)(watcher))
+    await spectator.connect()
+    await until(spectator, "snapshot")
+    assert await db(games_with_players)([game.pk]) == set()  # a spectator is not a player
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")
+    assert await db(games_with_players)([game.pk, game.pk + 1]) == {game.pk}
+    await comm.disconnect()
+    await spectator.disconnect()

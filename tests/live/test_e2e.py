@@ -23,8 +23,12 @@ from tests.live.conftest import make_game, make_user
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
-TIMERS = {"memorise_ms": 1000, "start_delay_ms": 1500, "window_ms": 3000,
-          "between_rounds_ms": 600_000}
+TIMERS = {
+    "memorise_ms": 1000,
+    "start_delay_ms": 1500,
+    "window_ms": 3000,
+    "between_rounds_ms": 600_000,
+}
 DRAW_SECONDS = 4
 REDIS_DRAW_SECONDS = 8  # the move after the restart must still be inside its draw clock
 
@@ -38,8 +42,9 @@ def stack(
     The worker is appended to `workers` (if given) so a test can watch or replace it.
     """
     ports = [live.free_port() for _ in range(daphnes)]
-    processes = [live.daphne(log_dir, port, name=f"daphne{i}", **env)
-                 for i, port in enumerate(ports)]
+    processes = [
+        live.daphne(log_dir, port, name=f"daphne{i}", **env) for i, port in enumerate(ports)
+    ]
     worker = live.celery_worker(log_dir, **env)
     beat = live.celery_beat(log_dir, CRISP_SWEEP_SECONDS="1", **env)
     if workers is not None:
@@ -88,8 +93,9 @@ def arrival_of(player: Player, event_type: str, **data: Any) -> float | None:
     """
     for frame in player.frames:
         for event in frame.get("events", []):
-            if event["type"] == event_type and all(event["data"].get(k) == v
-                                                   for k, v in data.items()):
+            if event["type"] == event_type and all(
+                event["data"].get(k) == v for k, v in data.items()
+            ):
                 return frame["server_time"]
     return None
 
@@ -144,10 +150,12 @@ async def _round(ports: list[int], game_id: int, tokens: list[str]) -> dict[str,
         # g never acts: its draw clock runs out and the worker's timer discards for it.
         await watcher_b.pause()
         await g.wait_for(Player.my_turn_to_draw, 10, "g's clock to start")
-        due = g.turn()["draw_deadline"]
+        # The draw clock runs from start_at; no frame need have said so yet (PROTOCOL.md).
+        due = g.turn()["draw_deadline"] or g.turn()["start_at"] + DRAW_SECONDS * 1000
         for p in [*players, watcher_a]:
-            await p.wait_for(lambda q: q.has("timeout", seat=g.seat), DRAW_SECONDS + 10,
-                             "the timeout")
+            await p.wait_for(
+                lambda q: q.has("timeout", seat=g.seat), DRAW_SECONDS + 10, "the timeout"
+            )
         arrived = arrival_of(g, "timeout", seat=g.seat)
         assert arrived is not None
         lateness["draw_timeout"] = arrived - due
@@ -160,9 +168,14 @@ async def _round(ports: list[int], game_id: int, tokens: list[str]) -> dict[str,
         last = await play_turn(h)
         ended_version = last["version"]
         f_turn = asyncio.create_task(play_turn(f, eager=True))
-        await h.wait_for(lambda q: any(e["type"] == "draw" and e["data"]["seat"] == f.seat
-                                       and e["version"] > ended_version for e in q.events),
-                         10, "f to start")
+        await h.wait_for(
+            lambda q: any(
+                e["type"] == "draw" and e["data"]["seat"] == f.seat and e["version"] > ended_version
+                for e in q.events
+            ),
+            10,
+            "f to start",
+        )
         call = await h.act({"type": "call"})
         assert call["type"] == "ack", (call, h.server_now() - h.state["turn"]["start_at"])
         await f_turn
@@ -189,8 +202,7 @@ async def _round(ports: list[int], game_id: int, tokens: list[str]) -> dict[str,
         seqs = [e["seq"] for e in watcher_b.events]
         assert seqs == sorted(set(seqs))
         # Everybody agrees on the revealed table.
-        public = [{k: v for k, v in comparable(p.state).items() if k != "seat"}
-                  for p in everyone]
+        public = [{k: v for k, v in comparable(p.state).items() if k != "seat"} for p in everyone]
         assert all(view == public[0] for view in public)
         reveal = h.first("reveal")["data"]
         assert reveal["caller"] == h.seat
@@ -212,22 +224,22 @@ def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
     with live.running(live.daphne(log_dir, ports[0]), worker, beat):
         live.wait_until(lambda: live.port_open(ports[0]), 30, "daphne to listen")
         live.wait_until(lambda: "ready." in worker.log(), 60, "the worker to be ready")
-        game = make_game(users, draw_seconds=DRAW_SECONDS,
-                         timers={**TIMERS, "memorise_ms": 500})
+        game = make_game(users, draw_seconds=DRAW_SECONDS, timers={**TIMERS, "memorise_ms": 500})
 
         async def scenario() -> float:
             a, b = (Player(ports[0], game.pk, t, f"p{i}") for i, t in enumerate(tokens))
             try:
                 await asyncio.gather(a.start(), b.start())
                 mover = a if a.turn()["seat"] == a.seat else b
-                await mover.wait_for(Player.my_turn_to_draw, 15, "the first turn")
+                await mover.wait_for(Player.draw_announced, 15, "the first turn")
                 due = mover.turn()["draw_deadline"]
                 # The worker has the countdown task for `due` by now; kill it mid-turn.
                 await asyncio.sleep(0.5)
                 worker.kill()
                 with live.running(replacement):
-                    await mover.wait_for(lambda q: q.has("timeout", seat=q.seat), 30,
-                                         "the swept timeout")
+                    await mover.wait_for(
+                        lambda q: q.has("timeout", seat=q.seat), 30, "the swept timeout"
+                    )
                     arrived = arrival_of(mover, "timeout", seat=mover.seat)
                     assert arrived is not None
                     return arrived - due
@@ -262,8 +274,9 @@ def test_redis_restart_loses_no_game_state_and_clients_resync(
         with stack(log_dir, daphnes=1, workers=workers, **env) as ports:
             # Started from this process, whose broadcasts and timers go to the shared test
             # Redis: the private stack learns of the game from the database (sweep, sockets).
-            game = make_game(users, draw_seconds=REDIS_DRAW_SECONDS,
-                             timers={**TIMERS, "memorise_ms": 500})
+            game = make_game(
+                users, draw_seconds=REDIS_DRAW_SECONDS, timers={**TIMERS, "memorise_ms": 500}
+            )
             asyncio.run(_through_restart(ports[0], game.pk, tokens, redis_server, workers))
             game.refresh_from_db()
             assert game.status == Game.Status.PLAYING
@@ -279,7 +292,7 @@ async def _through_restart(
         await asyncio.gather(a.start(), b.start())
         mover = a if a.turn()["seat"] == a.seat else b
         other = b if mover is a else a
-        await mover.wait_for(Player.my_turn_to_draw, 15, "the first turn (by the sweep)")
+        await mover.wait_for(Player.draw_announced, 15, "the first turn (by the sweep)")
         ack = await mover.act({"type": "draw", "source": "deck"})
         assert ack["type"] == "ack"
         [draw] = [e for e in ack["events"] if e["type"] == "draw"]
@@ -305,8 +318,11 @@ async def _through_restart(
             await p.wait_for(lambda q, v=target: q.version >= v, 30, "resync after restart")
         # The next draw clock (the mover's King extra draw, or the other seat's first draw)
         # runs out: its task was scheduled on the new Redis or, if lost, the sweep enforces it.
-        await a.wait_for(lambda q: q.has("timeout"),
-                         TIMERS["window_ms"] / 1000 + REDIS_DRAW_SECONDS + 15, "a timeout")
+        await a.wait_for(
+            lambda q: q.has("timeout"),
+            TIMERS["window_ms"] / 1000 + REDIS_DRAW_SECONDS + 15,
+            "a timeout",
+        )
         await b.wait_for(lambda q: q.version >= a.version, 10, "the same version")
         assert a.state["pile"] == b.state["pile"]
         assert other.seat != mover.seat

@@ -27,7 +27,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from games import services
-from games.engine import GameState, legal_actions
+from games.engines.crisp import GameState, legal_actions
 from games.models import Event, Game
 from tests.live.conftest import communicator, make_game, make_user, session_cookie
 
@@ -190,15 +190,25 @@ async def test_random_games_leak_nothing_in_any_frame(
     users = await database_sync_to_async(lambda: [make_user() for _ in range(seats)])()
     spectator = await database_sync_to_async(make_user)()
     game = await database_sync_to_async(
-        lambda: make_game(users, draw_seconds=2, seed=seed, target_score=150, timers={
-            "memorise_ms": 1000, "start_delay_ms": 400, "window_ms": 800,
-            "between_rounds_ms": 1500})
+        lambda: make_game(
+            users,
+            draw_seconds=2,
+            seed=seed,
+            target_score=150,
+            timers={
+                "memorise_ms": 1000,
+                "start_delay_ms": 400,
+                "window_ms": 800,
+                "between_rounds_ms": 1500,
+            },
+        )
     )()
     tracker = Tracker(seats)
     seen = await database_sync_to_async(_absorb_new)(game.pk, tracker, 0)
 
-    cookies = {seat: await database_sync_to_async(session_cookie)(users[seat])
-               for seat in range(seats)}
+    cookies = {
+        seat: await database_sync_to_async(session_cookie)(users[seat]) for seat in range(seats)
+    }
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
     comms: dict[int | None, Any] = {}
     for seat, cookie in cookies.items():
@@ -246,7 +256,8 @@ async def test_random_games_leak_nothing_in_any_frame(
             if rng.random() < 0.5:
                 await comms[victim].disconnect()
                 comms[victim] = communicator(
-                    game.pk, cookie=cookies[victim],
+                    game.pk,
+                    cookie=cookies[victim],
                     query=f"version={max(0, getattr(comms[victim], 'version', 0) - 2)}",
                 )
                 assert (await comms[victim].connect())[0]
@@ -258,9 +269,13 @@ async def test_random_games_leak_nothing_in_any_frame(
     frames += await _drain(comms, tracker, 0.5)
     for comm in comms.values():
         await comm.disconnect()
-    kinds = {e.type for e in await database_sync_to_async(
-        lambda: list(Event.objects.filter(game_id=game.pk)))()}
-    print(f"\n{seats} seats: {acts} acts, {sweeps} sweeps, {reconnects} reconnects/resyncs, "
-          f"{frames} frames checked, event types {sorted(kinds)}")
+    kinds = {
+        e.type
+        for e in await database_sync_to_async(lambda: list(Event.objects.filter(game_id=game.pk)))()
+    }
+    print(
+        f"\n{seats} seats: {acts} acts, {sweeps} sweeps, {reconnects} reconnects/resyncs, "
+        f"{frames} frames checked, event types {sorted(kinds)}"
+    )
     assert frames > 100
     assert {"look", "draw", "timeout"} <= kinds

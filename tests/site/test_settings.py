@@ -16,16 +16,25 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
     full_env.update(DJANGO_SETTINGS_MODULE="crisp_site.settings", **env)
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=BASE_DIR, env=full_env,
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
 def test_production_settings_pass_check_deploy() -> None:
     result = _manage(
-        "check", "--deploy", "--fail-level", "WARNING",
-        DEBUG="0", SECRET_KEY="x" * 20 + "a-long-random-production-secret-key-0123456789",
-        ALLOWED_HOSTS="crisp.example", CSRF_TRUSTED_ORIGINS="https://crisp.example",
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DEBUG="0",
+        SECRET_KEY="x" * 20 + "a-long-random-production-secret-key-0123456789",
+        ALLOWED_HOSTS="crisp.example",
+        CSRF_TRUSTED_ORIGINS="https://crisp.example",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout

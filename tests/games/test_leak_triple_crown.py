@@ -1,0 +1,456 @@
+"""Triple Crown over REST: no response carries a card or a role its receiver may not know.
+
+Random games (random deals, and deals stacked to be Double Stakes hands) are played through the
+API -- random legal moves from the legal-actions endpoint, refused moves, random clock jumps with
+the move clock on, timers fired and swept -- and after every step every seat and a spectator
+fetch the state, the event log and their legal actions. Every payload (states, events, act
+results, refusals) is checked by ``Truth``, a tracker written here from the unredacted record
+(``Event.data``, ``Game.state``) and the rules (rules/triple-crown.md T27); it never calls the
+engine's view code, and it works the roles out from the dealt hands itself.
+
+What a receiver may know (T27):
+
+* cards: its own 13 of each hand; a card from the moment it is played; every card of a hand once
+  the hand is over (T20);
+* roles: in a Crown hand, its own only (and a spectator none) until the hand ends -- no role
+  code or role name tied to any other seat, anywhere; in a Double Stakes hand, who is Double
+  Stakes (public, T8) and so that the rest are its opponents; the memo only the Double Stakes
+  seat, until the hand ends;
+* and a seat's state is the spectator's state plus its own hand and its own ``you`` -- nothing
+  else of it may differ (so no derived field -- a flag, an order, a hint -- can carry a secret).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from games import services
+from games.engines import triple_crown as tc
+from games.models import Event, Game
+
+from .conftest import client_for
+
+CARD = re.compile(r"\b[2-9TJQKA][SHDC]\b")
+ALL_CARDS = {r + s for r in "23456789TJQKA" for s in "SHDC"}
+#: The example in the engine's refusal of a malformed play (games/engines/triple_crown/actions.py).
+EXAMPLE_CARD = 'a card code such as "TD"'
+ROLE_CODES = {"high", "low", "team", "double", "opponent"}
+#: Role names written out in text (an error message, a log line), mapped to their codes.
+ROLE_WORDS = re.compile(r"\b(high|low|team)[\s_-]*crowns?\b", re.I)
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every card code anywhere in a JSON value (whole strings, or words inside text)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(CARD.findall(item))
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def role_marks(value: Any) -> set[str]:
+    """Every role-shaped thing in a JSON value: a string that is a role code, a role name in
+    text ("High Crown"), or a key that is one (``{"high": 2}``)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item in ROLE_CODES:
+                found.add(item)
+            found.update(m.lower() for m in ROLE_WORDS.findall(item))
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def roles_from(hands: list[list[str]]) -> list[str]:
+    """§6, §7 worked out here, from the dealt hands (not the engine's roles_for)."""
+    high = next(s for s, h in enumerate(hands) if "AS" in h)
+    low = next(s for s, h in enumerate(hands) if "2D" in h)
+    if high == low:
+        return ["double" if s == high else "opponent" for s in range(4)]
+    return ["high" if s == high else "low" if s == low else "team" for s in range(4)]
+
+
+@dataclass
+class Hand:
+    number: int
+    dealt: list[list[str]]
+    roles: list[str]
+    ds: int | None
+    memo: str | None = None
+    played: list[tuple[int, str]] = field(default_factory=list)  # (seq, card)
+    over_seq: int | None = None
+    result: dict[str, Any] | None = None
+
+    def over_at(self, seq: int | None) -> bool:
+        return self.over_seq is not None and (seq is None or self.over_seq <= seq)
+
+
+class Truth:
+    """What each receiver may know, from the stored, unredacted record of one game."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.hands: dict[int, Hand] = {}
+        self.hand_of_seq: dict[int, int | None] = {}
+        self.seq_of_version: dict[int, int] = {}  # the last event seq of each version
+        self.hand_of_version: dict[int, int | None] = {}
+        self.current: int | None = None
+        self.last_seq = 0
+        self.refresh()
+
+    def refresh(self) -> Truth:
+        g = self.game
+        g.refresh_from_db()
+        for e in Event.objects.filter(game=g, seq__gt=self.last_seq).order_by("seq"):
+            self.last_seq = e.seq
+            self.seq_of_version[e.version] = e.seq
+            d = e.data
+            if e.origin != Event.Origin.ENGINE:
+                self.hand_of_seq[e.seq] = None
+                continue
+            if e.type == "round_dealt":
+                roles = roles_from(d["hands"])
+                ds = roles.index("double") if "double" in roles else None
+                assert d["double_stakes"] == ds  # the announcement is the truth (T8)
+                self.hands[d["round"]] = Hand(d["round"], d["hands"], roles, ds)
+                self.current = d["round"]
+            hand = self.hands[self.current] if self.current is not None else None
+            self.hand_of_seq[e.seq] = self.current
+            if e.type == "declared":
+                hand.memo = d["memo"]
+            elif e.type == "card_played":
+                hand.played.append((e.seq, d["card"]))
+            elif e.type == "hand_over":
+                hand.over_seq = e.seq
+                hand.result = d
+                assert d["roles"] == hand.roles
+            self.hand_of_version[e.version] = self.current
+        if g.state is not None:
+            rnd = g.state["round"]
+            assert rnd["number"] == self.current
+            assert rnd["roles"] == self.hands[self.current].roles
+        self.version = g.version
+        return self
+
+    # --- what is allowed ----------------------------------------------------------------------
+    def cards_allowed(self, seat: int | None, number: int | None, seq: int | None) -> set[str]:
+        if number is None:
+            return set()
+        h = self.hands[number]
+        if h.over_at(seq):
+            return set(ALL_CARDS)
+        out = {c for s, c in h.played if seq is None or s <= seq}
+        if seat is not None:
+            out |= set(h.dealt[seat])
+        return out
+
+    def check_roles(
+        self, marks: set[str], seat: int | None, number: int | None, seq: int | None, where: str
+    ) -> None:
+        if not marks:
+            return
+        assert number is not None, f"{where}: role marks {marks} outside any hand"
+        h = self.hands[number]
+        if h.over_at(seq):
+            return
+        if h.ds is not None:
+            # Public: who is Double Stakes, hence who is not (T8, T27c). Secret: the memo.
+            secret = marks & {"high", "low", "team"}
+            if seat == h.ds:
+                # Its own memo; before the declaration, the choices it is offered.
+                secret -= {h.memo} if h.memo else {"high", "low"}
+            assert not secret, f"{where}: seat {seat} was sent {secret} in a Double Stakes hand"
+            return
+        own = {h.roles[seat]} if seat is not None else set()
+        leaked = marks - own
+        assert not leaked, (
+            f"{where}: seat {seat} (role {own or 'spectator'}) was sent role marks {leaked}"
+        )
+
+    # --- checks ---------------------------------------------------------------------------------
+    def at_version(self, version: int | None) -> tuple[int | None, int | None]:
+        """The hand under way at ``version`` and the last event seq up to it (None, None: now)."""
+        if version is None:
+            return self.current, None
+        seq = max(s for v, s in self.seq_of_version.items() if v <= version)
+        return self.hand_of_version[max(v for v in self.hand_of_version if v <= version)], seq
+
+    def check_view(
+        self, view: dict[str, Any], seat: int | None, where: str, version: int | None = None
+    ) -> None:
+        """One engine view (the ``state`` of a payload), for ``seat``, at ``version`` (default:
+        the current one): only what was public by then, and the seat's own."""
+        current, seq = self.at_version(version)
+        view = copy.deepcopy(view)
+        last = view.pop("last_hand", None)
+        if last is not None:
+            # The previous hand's result: all public (T20) -- and exactly what was revealed.
+            assert self.hands[last["round"]].result == last, f"{where}: last_hand is not the reveal"
+        number = view["round"]
+        assert number == current, f"{where}: the view is of hand {number}, not {current}"
+        leaked = cards_in(view) - self.cards_allowed(seat, number, seq)
+        assert not leaked, f"{where}: seat {seat} was sent cards {leaked}"
+        self.check_roles(role_marks(view), seat, number, seq, where)
+        h = self.hands[number]
+        you = view.get("you")
+        if seat is None:
+            assert you is None, f"{where}: a spectator got {you}"
+        else:
+            assert you["role"] == h.roles[seat], f"{where}: seat {seat} is told {you['role']}"
+            assert set(you["legal"]) <= set(h.dealt[seat])
+            assert you["memo"] in ({None, h.memo} if seat == h.ds else {None})
+
+    def check_same_as_spectator(
+        self, view: dict[str, Any], spectator: dict[str, Any], seat: int, where: str
+    ) -> None:
+        """A seat's view may differ from the spectator's only by its own hand and ``you``
+        (and the instant it was made, ``now``)."""
+        mine = copy.deepcopy(view)
+        theirs = copy.deepcopy(spectator)
+        mine.pop("you", None)
+        if mine["status"] == "playing":
+            assert mine["hands"][seat] is not None, f"{where}: seat {seat} lost its hand"
+            mine["hands"][seat] = None
+        mine["seat"] = theirs["seat"] = None
+        mine["now"] = theirs["now"] = None
+        assert mine == theirs, f"{where}: seat {seat}'s view differs from the spectator's"
+
+    def check_events(self, events: list[dict[str, Any]], seat: int | None, where: str) -> None:
+        for e in events:
+            seq = e["seq"]
+            number = self.hand_of_seq[seq]
+            leaked = cards_in(e) - self.cards_allowed(seat, number, seq)
+            assert not leaked, f"{where}: seat {seat} was sent {leaked} in {e}"
+            self.check_roles(role_marks(e), seat, number, seq, f"{where} ({e['type']})")
+
+    def check_payload(
+        self, body: Any, seat: int | None, where: str, sent: set[str] = frozenset()
+    ) -> None:
+        """Anything at all (a refusal, an actions list): no card or role beyond what the seat
+        may know in the hand under way (and the cards it named itself, ``sent``)."""
+        if isinstance(body, dict) and body.get("code") == "bad_action":
+            # The engine's help for a malformed move names a fixed example card; it is decided
+            # from the request alone (never the game), so it tells nothing.
+            body = {**body, "detail": body["detail"].replace(EXAMPLE_CARD, "")}
+        leaked = cards_in(body) - self.cards_allowed(seat, self.current, None) - sent
+        assert not leaked, f"{where}: seat {seat} was sent {leaked} in {body}"
+        self.check_roles(role_marks(body), seat, self.current, None, where)
+
+
+def seeds(count: int, prefix: str, double: bool = True) -> list[str]:
+    """Seeds whose first hand is (``double``) or is not a Double Stakes hand: the server deals
+    from the seed, so this stacks the deck without touching the service layer."""
+    out = []
+    i = 0
+    while len(out) < count:
+        seed = f"{prefix}-{i}"
+        st, _ = tc.new_game(seats=4, settings=tc.Settings(), seed=seed, now=0)
+        hands = st.to_json()["round"]["hands"]
+        if ("double" in roles_from(hands)) == double:
+            out.append(seed)
+        i += 1
+    return out
+
+
+def illegal_moves(rng: random.Random, hand_cards: list[str]) -> list[dict[str, Any]]:
+    """Moves a client might send that are refused (or malformed)."""
+    card = rng.choice(sorted(ALL_CARDS))
+    return [
+        {"type": "play", "card": card},
+        {"type": "play", "card": rng.choice(hand_cards) if hand_cards else "AS"},
+        {"type": "declare", "trumps": rng.choice(["S", "NT"]), "memo": rng.choice(["high", "low"])},
+        {"type": "declare", "trumps": "X", "memo": "low"},
+        {"type": "play"},
+    ]
+
+
+def play_and_check(users, spectator, fake_clock, rng: random.Random, seed: str, steps: int) -> dict:
+    move_seconds = rng.choice([None, 30])
+    game = services.game_create(
+        host=users[0], kind="triple_crown", settings={"move_seconds": move_seconds}
+    )
+    for u in users[1:4]:
+        services.game_join(game=game, user=u)
+    services.game_start(game=game, user=users[0], seed=seed, timers={"target_score": 6})
+    clients = [(i, client_for(u)) for i, u in enumerate(users[:4])]
+    spec = client_for(spectator)
+    base = f"/api/v1/games/{game.pk}/"
+    truth = Truth(game)
+    seen: dict[int | None, int] = defaultdict(int)
+    stats = defaultdict(int)
+    jumps = [0, 1, 700, 5000, 29_999, 30_000, 30_001, 31_000]
+    for step in range(steps):
+        game.refresh_from_db()
+        if game.status != "playing":
+            break
+        if move_seconds:
+            fake_clock.advance(rng.choice(jumps))
+        roll = rng.random()
+        if roll < 0.08:
+            services.game_sweep()
+            stats["sweeps"] += 1
+        elif roll < 0.12 and game.deadlines:
+            services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
+            stats["fires"] += 1
+        else:
+            seat, c = rng.choice(clients) if roll < 0.22 else (None, None)
+            if seat is not None:
+                mine = game.state["round"]["hands"][seat]
+                action = rng.choice(illegal_moves(rng, mine))
+            else:
+                if any(d["at"] <= fake_clock.ms for d in game.deadlines):
+                    # What a seat may do now is decided after the due timeouts (T24): let the
+                    # sweep apply them, as the timers would, so the record is not behind.
+                    services.game_sweep()
+                    truth.refresh()
+                options = []
+                for s, cl in clients:
+                    body = cl.get(base + "actions/").json()
+                    truth.check_payload(body, s, "actions")
+                    options += [(s, cl, a) for a in body["actions"]]
+                if not options:
+                    continue
+                seat, c, action = rng.choice(options)
+            r = c.post(base + "actions/", {"action": action}, format="json")
+            truth.refresh()
+            if r.status_code == 200:
+                stats["acts"] += 1
+                body = r.json()
+                truth.check_events(body["events"], seat, "act events")
+                truth.check_view(body["state"]["state"], seat, "act state")
+            else:
+                stats["refusals"] += 1
+                assert r.status_code < 500, r.content
+                truth.check_payload(r.json(), seat, f"refusal of {action}", cards_in(action))
+        truth.refresh()
+        for seat, cl in [*clients, (None, spec)][step % 5 : step % 5 + 1]:
+            # The lobby card (seats, scores, status) and the lists: nothing of any hand.
+            truth.check_payload(cl.get(base).json(), seat, "game detail")
+            truth.check_payload(cl.get("/api/v1/games/", {"scope": "mine"}).json(), seat, "list")
+        spec_view = spec.get(base + "state/").json()["state"]
+        truth.check_view(spec_view, None, "spectator state")
+        for seat, c in [*clients, (None, spec)]:
+            since = 0 if step % 15 == 0 else seen[seat]
+            events = c.get(base + "events/", {"since": since}).json()["events"]
+            truth.check_events(events, seat, "events")
+            if events:
+                seen[seat] = events[-1]["seq"]
+            stats["payloads"] += 1
+            if seat is None:
+                continue
+            view = c.get(base + "state/").json()["state"]
+            truth.check_view(view, seat, "state")
+            if game.status == "playing":
+                truth.check_same_as_spectator(view, spec_view, seat, "state")
+            stats["payloads"] += 1
+    stats["hands"] = len(truth.hands)
+    stats["ds_hands"] = sum(1 for h in truth.hands.values() if h.ds is not None)
+    return stats
+
+
+CASES = [f"tc-leak-{i}" for i in range(6)] + seeds(4, "tc-leak-ds")
+
+
+@pytest.mark.parametrize("seed", CASES)
+def test_no_response_leaks_a_card_or_a_role(users, make_user, fake_clock, seed):
+    rng = random.Random(seed)
+    stats = play_and_check(users, make_user(), fake_clock, rng, seed, steps=140)
+    print(seed, dict(stats))
+    assert stats["payloads"] > 400 and stats["acts"] > 35 and stats["refusals"] > 2
+    if seed.startswith("tc-leak-ds"):
+        assert stats["ds_hands"] >= 1
+
+
+# --- the tracker is not vacuous ------------------------------------------------------------------
+def _started(users, seed: str) -> Game:
+    game = services.game_create(host=users[0], kind="triple_crown", settings={})
+    for u in users[1:4]:
+        services.game_join(game=game, user=u)
+    services.game_start(game=game, user=users[0], seed=seed)
+    game.refresh_from_db()
+    return game
+
+
+def test_tracker_catches_leaks(users, fake_clock):
+    game = _started(users, seeds(1, "tc-crown", double=False)[0])
+    truth = Truth(game)
+    h = truth.hands[1]
+    assert h.ds is None
+    api = client_for(users[0])
+    view = api.get(f"/api/v1/games/{game.pk}/state/").json()["state"]
+    truth.check_view(view, 0, "honest")  # the real view passes
+    # Another seat's cards in the state.
+    bad = copy.deepcopy(view)
+    bad["hands"][1] = h.dealt[1]
+    with pytest.raises(AssertionError, match="cards"):
+        truth.check_view(bad, 0, "cards")
+    # The raw deal event, as stored.
+    raw = [
+        {"seq": e.seq, "type": e.type, "data": e.data}
+        for e in Event.objects.filter(game=game, type="round_dealt")
+    ]
+    with pytest.raises(AssertionError):
+        truth.check_events(raw, 1, "raw deal")
+    # Another seat's role, as a flag on its seat or as words in a message.
+    other = next(s for s in range(4) if h.roles[s] != h.roles[0])
+    bad = copy.deepcopy(view)
+    bad["seat_roles"] = {str(other): h.roles[other]}
+    with pytest.raises(AssertionError, match="role"):
+        truth.check_view(bad, 0, "role flag")
+    word = {"high": "High Crown", "low": "Low Crown", "team": "Team Crown"}[h.roles[other]]
+    with pytest.raises(AssertionError, match="role"):
+        truth.check_payload({"detail": f"{word} may not do that"}, 0, "role words")
+    # A spectator told anybody's role.
+    with pytest.raises(AssertionError):
+        truth.check_payload({"role": h.roles[2]}, None, "spectator")
+    # A derived field only one seat gets.
+    bad = copy.deepcopy(view)
+    bad["partner_hint"] = other
+    spec = client_for(users[5]).get(f"/api/v1/games/{game.pk}/state/").json()["state"]
+    truth.check_same_as_spectator(view, spec, 0, "honest")
+    with pytest.raises(AssertionError, match="differs"):
+        truth.check_same_as_spectator(bad, spec, 0, "derived")
+
+
+def test_tracker_catches_a_memo_leak(users, fake_clock):
+    seed = seeds(1, "tc-memo")[0]
+    game = _started(users, seed)
+    truth = Truth(game)
+    ds = truth.hands[1].ds
+    services.game_act(
+        game=game,
+        user=users[ds],
+        action={"type": "declare", "trumps": "H", "memo": "high"},
+        expected_version=game.version,
+    )
+    truth.refresh()
+    raw = [
+        {"seq": e.seq, "type": e.type, "data": e.data}
+        for e in Event.objects.filter(game=game, type="declared")
+    ]
+    truth.check_events(raw, ds, "the declarer")  # its own memo: fine
+    other = (ds + 1) % 4
+    with pytest.raises(AssertionError, match="Double Stakes hand"):
+        truth.check_events(raw, other, "raw declared")
+    with pytest.raises(AssertionError):
+        truth.check_events(raw, None, "raw declared, spectator")
