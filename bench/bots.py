@@ -116,6 +116,7 @@ def pairing(
             bots,
             seed=f"bench:{a}:{b}:{g // 2 if duplicate else g}",
             settings=Settings(target_score=target),
+            freeze_gc=True,
         )
         won = 1.0 / len(rec.winners) if sa in rec.winners else 0.0
         wins += won
@@ -173,7 +174,9 @@ def cpu_at_product_budget(games: int) -> tuple[float, float, int]:
     total, worst, n = 0.0, 0.0, 0
     for g in range(games):
         bots = [bot_for("crisp", "hard", budget=Budget(200)), bot_for("crisp", "medium")]
-        rec = play_game("crisp", bots, seed=f"bench:cpu:{g}", settings=Settings(target_score=50))
+        rec = play_game(
+            "crisp", bots, seed=f"bench:cpu:{g}", settings=Settings(target_score=50), freeze_gc=True
+        )
         s = rec.seats[0]
         total += s.action_cpu_s
         worst = max(worst, s.max_cpu_s)

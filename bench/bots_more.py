@@ -93,7 +93,7 @@ class Pairing:
             if confidence is not None and bot.level == "hard":
                 bot.confidence = confidence  # type: ignore[attr-defined]
         t0 = time.perf_counter()
-        rec = play_game(kind, bots, seed=f"bench-more:{kind}:{a}:{b}:{g}")
+        rec = play_game(kind, bots, seed=f"bench-more:{kind}:{a}:{b}:{g}", freeze_gc=True)
         self.wall += time.perf_counter() - t0
         mine = [i for i, lv in enumerate(pattern) if lv == a]
         theirs = [i for i, lv in enumerate(pattern) if lv == b]
@@ -156,7 +156,7 @@ def cpu_at_default(kind: str, decisions: int) -> str:
 
     hard.decide = timed  # the wrapper calls the checked entry point itself
     with contextlib.suppress(_Enough):
-        play_game(kind, bots, seed=f"bench-more-cpu:{kind}")
+        play_game(kind, bots, seed=f"bench-more-cpu:{kind}", freeze_gc=True)
     if not times:
         return "no decision measured"
     return (

@@ -1,6 +1,6 @@
 """What hard's search does per decision, per game: iterations, how often it overrides medium.
 
-Run:  python bench/bots_search.py [--ms 200 25] [--games 2]
+Run:  python bench/bots_search.py [--ms 200 25] [--games 2] [--gc freeze|default|both]
 
 Hard plays ``--games`` games against medium (seats rotated; Crisp to 50 points, Cribbage to
 121, Triple Crown one hard seat among three medium ones, to 15) at each budget.  Printed per
@@ -30,7 +30,9 @@ from games.engines.crisp import Settings as CrispSettings
 SEATS = {"crisp": 2, "cribbage": 2, "triple_crown": 4}
 
 
-def run(kind: str, ms: float, games: int, confidence: float | None = None) -> str:
+def run(
+    kind: str, ms: float, games: int, confidence: float | None = None, freeze: bool = True
+) -> str:
     dec = searches = overrides = iters = 0
     cpu = worst = 0.0
     for g in range(games):
@@ -42,7 +44,7 @@ def run(kind: str, ms: float, games: int, confidence: float | None = None) -> st
         if g % 2:
             bots.reverse()
         settings = CrispSettings(target_score=50) if kind == "crisp" else None
-        play_game(kind, bots, seed=f"bench-search:{kind}:{g}", settings=settings)
+        play_game(kind, bots, seed=f"bench-search:{kind}:{g}", settings=settings, freeze_gc=freeze)
         st = hard.stats
         dec += st.decisions
         searches += st.searches
@@ -51,7 +53,8 @@ def run(kind: str, ms: float, games: int, confidence: float | None = None) -> st
         cpu += st.cpu_s
         worst = max(worst, st.max_cpu_s)
     return (
-        f"| {kind} | {ms:g} | {games} | {dec} | {searches} | {iters / max(1, searches):.1f} | "
+        f"| {kind} | {ms:g} | {'frozen' if freeze else 'default'} | {games} | {dec} | "
+        f"{searches} | {iters / max(1, searches):.1f} | "
         f"{100 * overrides / max(1, searches):.1f} % | {1000 * cpu / max(1, dec):.1f} / "
         f"{1000 * worst:.1f} |"
     )
@@ -63,15 +66,24 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=2)
     ap.add_argument("--kinds", nargs="+", default=list(SEATS))
     ap.add_argument("--confidence", type=float, default=None, help="hard's override threshold")
+    ap.add_argument(
+        "--gc",
+        choices=("freeze", "default", "both"),
+        default="freeze",
+        help="freeze long-lived objects before each game (as the Celery worker does), the "
+        "default collector, or both alternately (same seeds), to compare the CPU tail",
+    )
     args = ap.parse_args()
+    modes = {"freeze": [True], "default": [False], "both": [False, True]}[args.gc]
     print(
-        "| game | budget (ms) | games | hard decisions | searches | iterations/search | "
+        "| game | budget (ms) | gc | games | hard decisions | searches | iterations/search | "
         "searches overriding medium | CPU/decision mean / max (ms) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind in args.kinds:
         for ms in args.ms:
-            print(run(kind, ms, args.games, args.confidence), flush=True)
+            for freeze in modes:
+                print(run(kind, ms, args.games, args.confidence, freeze), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ CPU as the task. The settings set `CELERY_DB_REUSE_MAX`, so the fixup closes onl
 tasks, and the handlers below do what Django does around a request instead: hand the connection
 back when it is obsolete or unusable (`close_old_connections`). With the PostgreSQL pool that
 returns it to the pool (no new backend); a connection that broke is replaced, not reused.
+
+Garbage collection: once a worker process is set up, everything alive in it is frozen out of
+the collector's generations (`games.bots.base.freeze_long_lived`), so the generation-2 passes a
+computer player's search triggers walk only the search's own objects, not Django's and
+Celery's; measured in bench/RESULTS.md ("The budget's maximum").
 """
 
 import logging
@@ -14,7 +19,13 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import after_setup_logger, task_postrun, task_prerun
+from celery.signals import (
+    after_setup_logger,
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+    worker_ready,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
 
@@ -30,6 +41,15 @@ def _release_database_connections(**_kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_process_init.connect  # a prefork child (make run), once it is set up
+@worker_ready.connect  # the main process, which runs the tasks of a threads or solo pool
+def _freeze_long_lived_objects(**_kwargs: Any) -> None:
+    """Keep the collector's generation-2 passes out of the bots' CPU budgets (module doc)."""
+    from games.bots.base import freeze_long_lived
+
+    freeze_long_lived()
 
 
 @after_setup_logger.connect

@@ -27,7 +27,7 @@ from typing import Any
 
 from games.engines import engine_for
 
-from .base import Bot
+from .base import Bot, freeze_long_lived
 from .observation import Memory
 
 
@@ -69,10 +69,19 @@ def play_game(
     think_ms: int = 300,
     rng: random.Random | None = None,
     max_steps: int = 50_000,
+    freeze_gc: bool = False,
 ) -> GameRecord:
-    """Play one game of ``kind`` between ``bots`` (seat ``i`` is ``bots[i]``) to its end."""
+    """Play one game of ``kind`` between ``bots`` (seat ``i`` is ``bots[i]``) to its end.
+
+    ``freeze_gc``: first freeze what is alive out of the collector's generations, as a Celery
+    worker process does once it is set up (``freeze_long_lived``), so a benchmark's CPU per
+    decision is the product's.  Off by default: it costs a full collection per game, which a
+    test suite playing hundreds of games does not need.
+    """
     eng = engine_for(kind)
     n = len(bots)
+    if freeze_gc:
+        freeze_long_lived()
     # Game play, not security: seeded so a tournament can be replayed exactly.
     rng = rng or random.Random(seed)  # noqa: S311
     rngs = [random.Random(rng.getrandbits(64)) for _ in range(n)]  # noqa: S311

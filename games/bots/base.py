@@ -9,6 +9,7 @@ caller that tries to pass something else fails loudly instead of producing a cla
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from abc import ABC, abstractmethod
@@ -16,6 +17,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from .observation import Memory, ObservationError
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the garbage collector's generations (``gc.freeze``).
+
+    Why: a hard decision's search allocates heavily, which triggers generation-2 collections,
+    and each walks *every* long-lived object of the process -- Django, Celery, the engines'
+    modules.  Landing inside a decision that pass pushed searches past their CPU budget
+    (bench/RESULTS.md: 235 ms worst with the default collector, 201.7 ms with this before each
+    game).  Call it once a long-lived process is set up (a Celery worker process) or before
+    each game of a benchmark: what was frozen earlier is unfrozen first, so a previous game's
+    garbage is collected rather than kept for good.  Objects freed by reference counting are
+    freed as always; only the collector's passes skip the frozen ones.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
 
 #: The levels every game offers, weakest first.  ``random`` is the benchmark's floor.
 LEVELS = ("random", "easy", "medium", "hard")

@@ -7,12 +7,15 @@ iterations are cheap, numerous and identical from run to run with the same ``rng
 
 from __future__ import annotations
 
+import gc
 import random
 import threading
 import time
+import weakref
 from collections.abc import Hashable, Sequence
 
 from games.bots import Budget, ismcts
+from games.bots.base import freeze_long_lived
 
 
 class _Race:
@@ -108,3 +111,53 @@ def test_an_iteration_that_would_overrun_is_cut_short() -> None:
         spent = time.thread_time() - t0
         assert res.iterations > 20
         assert spent <= 0.040 + 0.012 + 0.004, (seed, spent)
+
+
+def _tracked(obj: object) -> bool:
+    """Is ``obj`` in one of the collector's generations (``gc.get_objects`` omits the frozen)?"""
+    return any(o is obj for o in gc.get_objects())
+
+
+def test_freezing_takes_the_long_lived_objects_out_of_the_collectors_passes() -> None:
+    """A generation-2 pass inside a search walks every long-lived object of the process; what
+    ``freeze_long_lived`` froze is skipped, and a second call first unfreezes, so what died in
+    between is collected instead of being kept for good (bench/RESULTS.md, the budget's tail)."""
+    alive = [[] for _ in range(3)]
+    cycle: list[object] = []
+    cycle.append(cycle)
+    dead = weakref.ref(_Cycle())  # a cycle of its own, unreachable once the call returns ...
+    try:
+        keep = _Cycle()
+        keep_ref = weakref.ref(keep)
+        freeze_long_lived()
+        assert gc.get_freeze_count() > 0
+        assert not _tracked(alive) and not _tracked(cycle)
+        assert dead() is None  # ... so the collection before the freeze freed it
+        del keep  # frozen, then dropped: the next freeze must not keep it for good
+        freeze_long_lived()
+        assert keep_ref() is None
+        fresh: list[object] = []
+        assert _tracked(fresh)  # objects made after the freeze are collected as always
+    finally:
+        gc.unfreeze()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_celery_worker_process_freezes_once_it_is_set_up() -> None:
+    """Both the prefork child's signal and the main process's (threads/solo pools) call it."""
+    from celery.signals import worker_process_init, worker_ready
+
+    import crisp_site.celery as app
+
+    for signal in (worker_process_init, worker_ready):
+        assert app._freeze_long_lived_objects in signal._live_receivers(None)
+    try:
+        gc.unfreeze()
+        app._freeze_long_lived_objects()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
