@@ -88,6 +88,18 @@ def test_step_through_a_replay(chromium, live_server, finished_game, users, devi
     n, total = position(page)
     assert total == g.version and n == total  # opens on the last move
     assert page.locator("#replay-view").input_value() == "seat:0"  # a player: their own seat
+    note = page.locator(".replay-pov-note:visible")
+    assert note.count() == 0  # "you" is the reader
+    # The other player's point of view: the table says "you" to them, and the page says so.
+    page.select_option("#replay-view", "seat:1")
+    poll(lambda: note.count() == 1)
+    assert users[1].public_name in note.inner_text()
+    page.screenshot(path=str(ARTIFACTS / f"{device}-other-seat.png"))
+    page.select_option("#replay-view", "seat:0")
+    poll(lambda: note.count() == 0)
+    poll(lambda: "seat=0" in page.evaluate("() => document.location.search"))
+    page.wait_for_selector("#replay-board .replay-table .replay-text-log")
+    poll(lambda: position(page)[0] == total)
     page.click("#replay-first")
     assert position(page)[0] == 1
     page.click("#replay-next")

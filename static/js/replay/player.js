@@ -138,7 +138,17 @@
   $("replay-last").addEventListener("click", function () { stop(); show(frames.length - 1); });
   playButton.addEventListener("click", play);
   slider.addEventListener("input", function () { stop(); show(Number(slider.value) - 1); });
+  /** Under another player's point of view the table says "you" to that seat: the note that
+   *  names them (the template has one per seat that is not the reader's). */
+  function showPovNote() {
+    var p = viewParams();
+    Array.prototype.forEach.call(document.querySelectorAll("[data-pov-note]"), function (n) {
+      n.hidden = !(p.view === "seat" && n.getAttribute("data-pov-note") === p.seat);
+    });
+  }
+
   viewSelect.addEventListener("change", function () {
+    showPovNote();
     load(frames[index] ? frames[index].version : undefined);
   });
   document.addEventListener("keydown", function (e) {
@@ -158,6 +168,7 @@
   if (wanted && Array.prototype.some.call(viewSelect.options, function (o) { return o.value === wanted; })) {
     viewSelect.value = wanted;
   }
+  showPovNote();
   var at = url.get("at");
   load(at && /^\d+$/.test(at) ? Number(at) : undefined);
 })();
