@@ -1,6 +1,7 @@
 """Strength of the Cribbage and Triple Crown bots: round-robin tournaments, 95 % intervals.
 
 Run:  python bench/bots_more.py --game cribbage [--minutes 18] [--hard-ms 25] [--cpu-decisions 40]
+                                 [--pairings hard:medium] [--duplicate]
       python bench/bots_more.py --game triple_crown [...]
 
 The companion of ``bench/bots.py`` (Crisp) for the two other games; same referee
@@ -16,6 +17,11 @@ as many games as its speed allows and the table says how many (``n``).
   ``B A B A`` in odd ones.  Printed: the share of the game's wins that went to A's seats (a
   tie shares; 50 % is parity) with a Wilson interval over games, and A's mean points per hand
   minus B's (per seat) with a 95 % interval over games.
+
+``--duplicate`` plays every deal twice with the seats swapped (the same seed: the same cut and
+the same cards at each seat, hand by hand), so the luck of the cards cancels out of the pair;
+A's margin is then given per game with its interval computed over deals.  The win share's
+Wilson interval still counts games, which overstates its width for such pairs (conservative).
 
 CPU per decision is ``time.thread_time`` of the ``decide`` calls that returned a move, per
 level.  Hard searches within a CPU budget per decision; the product's default is 200 ms,
@@ -79,9 +85,12 @@ class Pairing:
         self.cpu = {a: [0.0, 0], b: [0.0, 0]}
         self.worst = {a: 0.0, b: 0.0}
         self.wall = 0.0
+        self.duplicate = False
+        self.deal_margin: list[float] = []  # duplicate: A's margin summed over a deal's two games
 
     def play(self, hard_ms: float, confidence: float | None = None) -> None:
         kind, a, b, g = self.kind, self.a, self.b, self.games
+        deal = g // 2 if self.duplicate else g
         n = SEATS[kind]
         budget = Budget(hard_ms)
         if n == 2:
@@ -93,7 +102,7 @@ class Pairing:
             if confidence is not None and bot.level == "hard":
                 bot.confidence = confidence  # type: ignore[attr-defined]
         t0 = time.perf_counter()
-        rec = play_game(kind, bots, seed=f"bench-more:{kind}:{a}:{b}:{g}", freeze_gc=True)
+        rec = play_game(kind, bots, seed=f"bench-more:{kind}:{a}:{b}:{deal}", freeze_gc=True)
         self.wall += time.perf_counter() - t0
         mine = [i for i, lv in enumerate(pattern) if lv == a]
         theirs = [i for i, lv in enumerate(pattern) if lv == b]
@@ -105,6 +114,8 @@ class Pairing:
             pa = sum(rec.scores[i] for i in mine) / len(mine)
             pb = sum(rec.scores[i] for i in theirs) / len(theirs)
             self.margin.append((pa - pb) / hands)
+        if self.duplicate and g % 2:
+            self.deal_margin.append(self.margin[-1] + self.margin[-2])
         for i, lv in enumerate(pattern):
             s = rec.seats[i]
             self.cpu[lv][0] += s.action_cpu_s
@@ -122,6 +133,10 @@ class Pairing:
             t, k = self.cpu[lv]
             return f"{1000 * t / k:.2f}" if k else "-"
 
+        if self.duplicate:  # per game, with the interval over deals (the pairs are the units)
+            dm, dh = mean_ci(self.deal_margin)
+            m, h = dm / 2, dh / 2
+            unit += ", paired by deal"
         return (
             f"| {self.a} vs {self.b} | {self.games} | {100 * p:.1f} % "
             f"[{100 * lo:.1f}, {100 * hi:.1f}] | {m:+.2f} ± {h:.2f} {unit} "
@@ -184,6 +199,12 @@ def main() -> None:
         default=None,
         help="hard's override threshold in standard errors (default: the bot's, 2)",
     )
+    ap.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="play every deal twice, seats swapped (the same cards: luck cancels out of the "
+        "paired margin)",
+    )
     args = ap.parse_args()
     kind = args.game
     engine_for(kind)
@@ -192,10 +213,13 @@ def main() -> None:
     else:
         chosen = list(itertools.combinations(LEVELS, 2))
     pairs = [Pairing(kind, a, b) for a, b in chosen]
+    for p in pairs:
+        p.duplicate = args.duplicate
     t0 = time.perf_counter()
     end = t0 + 60 * args.minutes
     last = t0
     conf = f", confidence {args.confidence:g}" if args.confidence is not None else ""
+    conf += ", duplicate deals" if args.duplicate else ""
     print(f"# {kind}: hard at {args.hard_ms:g} ms CPU per decision{conf}", flush=True)
     cpu_line = cpu_at_default(kind, args.cpu_decisions) if args.cpu_decisions else ""
     print(cpu_line, flush=True)

@@ -17,7 +17,8 @@ Everything here starts from a ``Memory`` (the seat's redacted views and events, 
 3. The levels: ``RandomBot``, ``EasyBot`` (simple, a little random), ``MediumBot`` (discards to
    maximise the expected hand minus the crib -- plus it when dealing -- over every possible
    starter, pegs safely), ``HardBot`` (SO-ISMCTS over ``CribbageSearch``: the engine's own
-   ``legal_actions``/``apply`` on determinisations, to the end of the hand's show).
+   ``legal_actions``/``apply`` on determinisations, to the end of the hand's show, with the
+   rest of the play solved exactly in each world: ``best_peg``).
 
 Only two moves exist (a lay-away and a card in the play); go, the counts and the show are the
 engine's.  A bot returns ``None`` only when its seat has nothing to do.
@@ -561,6 +562,141 @@ class MediumBot(CribbageBot):
 
 
 # ================================================================================================
+# The play, solved exactly in one world (hard's rollout policy)
+# ================================================================================================
+#: A position of the play, in ranks (1-13; suits never count in the play, C11): (hands,
+#: the count's ranks, count, go flags, seat to play).  Hands are sorted, so one solution
+#: serves every position equal up to suits and order -- across worlds and searches.
+PegPosition = tuple[
+    tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...], int, tuple[bool, bool], int
+]
+
+
+def _rank_value(r: int) -> int:
+    return 10 if r > 10 else r
+
+
+#: The solver's memos: plain dicts of int tuples, which the garbage collector stops tracking,
+#: where an ``lru_cache`` keeps a tracked list per entry -- hundreds of thousands of them for
+#: every generation-2 pass to walk, inside a decision's budget.  Emptied when full.
+_POINTS: dict[tuple[int, ...], int] = {}
+_VALUES: dict[PegPosition, int] = {}
+_MEMO_MAX = 400_000
+
+
+def peg_points(ranks: tuple[int, ...]) -> int:
+    """What the last of the count's cards scores (C11), from ranks: fifteen or 31 (2), the
+    pair, pair royal or double pair royal at the tail (2/6/12), the longest run of three or
+    more distinct consecutive ranks at the tail, in any order.  The engine's
+    ``score_pegging`` in ranks, checked against it over random counts
+    (tests/bots/test_bots_cribbage.py)."""
+    known = _POINTS.get(ranks)
+    if known is not None:
+        return known
+    pts = 0
+    count = sum(_rank_value(r) for r in ranks)
+    if count in (15, 31):
+        pts += 2
+    same = 1
+    while same < len(ranks) and same < 4 and ranks[-1 - same] == ranks[-1]:
+        same += 1
+    pts += (0, 0, 2, 6, 12)[same]
+    for n in range(len(ranks), 2, -1):
+        tail = ranks[-n:]
+        lo = min(tail)
+        if len(set(tail)) == n and max(tail) - lo == n - 1:
+            pts += n
+            break
+    if len(_POINTS) >= _MEMO_MAX:
+        _POINTS.clear()
+    _POINTS[ranks] = pts
+    return pts
+
+
+def peg_step(pos: PegPosition, r: int) -> tuple[PegPosition | None, tuple[int, int]]:
+    """A card of rank ``r`` played by the seat to play: the next position (``None`` when the
+    play is over) and the points each seat pegged on the way -- the card's own (C11), then go
+    and the last card's point as the engine's ``_after_play``/``_end_count`` give them
+    (C7-C10; who leads after a count: the other seat if it has cards left).  A copy of the
+    play's order for speed, checked against the engine over random hands
+    (tests/bots/test_bots_cribbage.py); a wrong copy could only make hard choose worse, never
+    move illegally: the engine applies every move."""
+    hands, ranks, count, go, p = pos
+    hand = list(hands[p])
+    hand.remove(r)
+    new_hands = (tuple(hand), hands[1]) if p == 0 else (hands[0], tuple(hand))
+    ranks = (*ranks, r)
+    count += _rank_value(r)
+    pts = [0, 0]
+    pts[p] += peg_points(ranks)
+    o = 1 - p
+    if count != 31 and (new_hands[0] or new_hands[1]):
+        if not go[o] and any(count + _rank_value(c) <= 31 for c in new_hands[o]):
+            return (new_hands, ranks, count, go, o), (pts[0], pts[1])
+        go = (True, go[1]) if o == 0 else (go[0], True)
+        if any(count + _rank_value(c) <= 31 for c in new_hands[p]):
+            return (new_hands, ranks, count, go, p), (pts[0], pts[1])
+    if count < 31:
+        pts[p] += 1  # the last card (C9)
+    if not (new_hands[0] or new_hands[1]):
+        return None, (pts[0], pts[1])
+    lead = o if new_hands[o] else p
+    return (new_hands, (), 0, (False, False), lead), (pts[0], pts[1])
+
+
+def peg_value(pos: PegPosition) -> int:
+    """Seat 0's pegging points minus seat 1's from ``pos`` to the end of the play, both seats
+    playing perfectly with every card known (minimax over the few cards left)."""
+    known = _VALUES.get(pos)
+    if known is not None:
+        return known
+    hands, _, count, _, p = pos
+    best = None
+    for r in set(hands[p]):
+        if count + _rank_value(r) > 31:
+            continue
+        nxt, (a, b) = peg_step(pos, r)
+        v = a - b + (peg_value(nxt) if nxt is not None else 0)
+        if best is None or (v > best if p == 0 else v < best):
+            best = v
+    assert best is not None, "peg_value of a position whose seat cannot play"
+    if len(_VALUES) >= _MEMO_MAX:
+        _VALUES.clear()
+    _VALUES[pos] = best
+    return best
+
+
+def best_peg(hand: Sequence[str], pos: PegPosition) -> str:
+    """The card of ``hand`` (the seat to play's cards) that pegs best, every card known
+    (``peg_value``); among equal ones the highest first (low cards win a later go), so the
+    choice is deterministic."""
+    _, _, count, _, p = pos
+    sign = 1 if p == 0 else -1
+    best = None
+    for card in sorted(hand, key=lambda c: -_ORDER[c]):
+        r = rank(card)
+        if count + _rank_value(r) > 31:
+            continue
+        nxt, (a, b) = peg_step(pos, r)
+        v = sign * (a - b + (peg_value(nxt) if nxt is not None else 0))
+        if best is None or v > best[0]:
+            best = (v, card)
+    assert best is not None
+    return best[1]
+
+
+def peg_position(r: Any) -> PegPosition:
+    """The play's position in an engine ``Round`` whose seat ``r.turn`` is to play."""
+    return (
+        (tuple(sorted(rank(c) for c in r.hands[0])), tuple(sorted(rank(c) for c in r.hands[1]))),
+        tuple(rank(c) for _, c in r.sequence),
+        r.count,
+        (bool(r.go[0]), bool(r.go[1])),
+        r.turn,
+    )
+
+
+# ================================================================================================
 # Hard: SO-ISMCTS over the engine
 # ================================================================================================
 @dataclass(slots=True)
@@ -639,19 +775,9 @@ class CribbageSearch:
         r = s.state.round
         if r.phase == "lay_away":
             return _quick_lay_away(r.hands[seat], r.dealer == seat)
-        playable = [c for c in r.hands[seat] if r.count + value(c) <= 31]
-        seq = [c for _, c in r.sequence]
-        best = None
-        for c in playable:
-            cnt = r.count + value(c)
-            sc = _peg_points(seq, c) - (0.5 if cnt in (5, 21) else 0.0) + 0.01 * value(c)
-            if not seq and value(c) == 5:
-                sc -= 0.5
-            sc += rng.random() * 0.05
-            if best is None or sc > best[0]:
-                best = (sc, c)
-        assert best is not None
-        return Action.play(best[1])
+        # The rest of the play solved exactly in this world (``best_peg``): perfect-information
+        # Monte Carlo over the sampled worlds, the strongest cheap policy for a few cards.
+        return Action.play(best_peg(r.hands[seat], peg_position(r)))
 
     def rewards(self, s: _Sim) -> Sequence[float]:
         st = s.state
@@ -714,7 +840,9 @@ class HardBot(CribbageBot):
     and crib): with fifteen choices and a few hundred sampled worlds the search could not tell
     close ones apart, and the heuristic's ranking is reliable about which ones are close.  The
     search then adds what the heuristic ignores -- the pegging, and the hand played out
-    against this particular opponent's possible cards.  Every card in the play is searched.
+    against this particular opponent's possible cards.  Every card in the play is searched;
+    its play-outs play the rest of the play perfectly in each world (``best_peg``), so a card
+    is judged by its exact pegging value averaged over the worlds the seat cannot tell apart.
     """
 
     level = "hard"

@@ -312,3 +312,112 @@ def test_a_bot_cannot_tell_apart_worlds_its_seat_saw_the_same(level: str) -> Non
         traces.append(wire)
     assert traces[0] == traces[1]
     assert traces[0] is not None and traces[0]["type"] == "lay_away"
+
+
+def _random_plays(seed: int) -> Iterator[tuple[GameState, str, GameState]]:
+    """(state before, card played, state after) for every card of the play of a few random
+    hands, both seats choosing uniformly among their legal cards."""
+    rng = random.Random(seed)
+    state, _ = engine.new_game(seats=2, settings=Settings(), seed=f"peg-{seed}", now=0)
+    for _ in range(400):
+        if state.status != "playing":
+            return
+        r = state.round
+        if r.phase == "lay_away":
+            for seat in (0, 1):
+                if r.discards[seat] is None:
+                    state, _ = apply(state, seat, rng.choice(legal_actions(state, seat, 0)), 0)
+                    r = state.round
+            continue
+        if r.phase != "play" or r.turn is None:
+            state, _ = advance(state, 10**9)
+            continue
+        action = rng.choice(legal_actions(state, r.turn, 0))
+        before = state
+        state, _ = apply(state, r.turn, action, 0)
+        yield before, action.card, state
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_exact_play_solver_steps_as_the_engine_does(seed: int) -> None:
+    """``peg_step`` (hard's copy of the play's order, for speed) pegs the same points and
+    hands the turn to the same seat as the engine, card by card, over random hands; a hand
+    the game ended in (121 reached mid-play) is not compared after the end."""
+    from games.bots.cribbage import peg_position, peg_step
+
+    steps = 0
+    for state, card, after in _random_plays(seed):
+        if after.status != "playing":
+            break
+        before = state.round
+        pos = peg_position(before)
+        nxt, pts = peg_step(pos, engine.rank(card))
+        a = after.round
+        same_hand = a.number == before.number
+        pegged = [a.pegged[i] - before.pegged[i] for i in (0, 1)] if same_hand else None
+        if same_hand and a.phase == "play":
+            assert nxt == peg_position(a), (pos, card)
+            assert list(pts) == pegged
+        else:  # the play is over: the show (or the next hand) follows
+            assert nxt is None
+        steps += 1
+    assert steps > 40
+
+
+def _engine_peg_value(state: GameState) -> int:
+    """Seat 0's pegging minus seat 1's from ``state`` to the end of the play, both seats
+    perfect: minimax through the engine's own ``apply`` (slow, independent of ``peg_step``)."""
+    r = state.round
+    best = None
+    for action in legal_actions(state, r.turn, 0):
+        after, events = apply(state, r.turn, action, 0)
+        a = after.round
+        # The play's points are its "play" and "last_card" events (the show and the next deal
+        # may follow in the same change once the last card is down).
+        v = sum(
+            (1 if e.data["seat"] == 0 else -1) * e.data["points"]
+            for e in events
+            if e.type in ("play", "last_card")
+        )
+        if a.number == r.number and a.phase == "play" and a.turn is not None:
+            v += _engine_peg_value(after)
+        if best is None or (v > best if r.turn == 0 else v < best):
+            best = v
+    assert best is not None
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_exact_play_solver_agrees_with_minimax_through_the_engine(seed: int) -> None:
+    """``peg_value`` against the same minimax run through the engine, in positions of random
+    hands with up to three cards left per seat (scores kept far from 121)."""
+    from games.bots.cribbage import best_peg, peg_position, peg_value
+
+    checked = 0
+    for before, _, _ in _random_plays(seed):
+        r = before.round
+        if len(r.hands[0]) + len(r.hands[1]) > 6 or max(before.scores) > 80:
+            continue
+        pos = peg_position(r)
+        assert peg_value(pos) == _engine_peg_value(before)
+        card = best_peg(r.hands[r.turn], pos)
+        apply(before, r.turn, Action.play(card), 0)  # the solver's card is legal: no raise
+        checked += 1
+    assert checked > 5
+
+
+def test_the_solvers_pegging_in_ranks_scores_as_the_engine() -> None:
+    """``peg_points`` (ranks only) equals the engine's ``score_pegging`` on random counts."""
+    from games.bots.cribbage import peg_points
+
+    rng = random.Random(7)
+    checked = 0
+    while checked < 3000:
+        cards: list[str] = []
+        for c in rng.sample(FULL_DECK, 8):
+            if sum(engine.value(x) for x in cards) + engine.value(c) > 31:
+                break
+            cards.append(c)
+            want = engine.score_pegging(cards).points
+            assert peg_points(tuple(engine.rank(x) for x in cards)) == want, cards
+            checked += 1
