@@ -8,6 +8,9 @@ tasks, and the handlers below do what Django does around a request instead: hand
 back when it is obsolete or unusable (`close_old_connections`). With the PostgreSQL pool that
 returns it to the pool (no new backend); a connection that broke is replaced, not reused.
 
+Timers: each worker process that runs tasks also runs the loop that fires due deadlines
+(`games.timers`), started by the signals below.
+
 Garbage collection: once a worker process is set up, everything alive in it is frozen out of
 the collector's generations (`games.bots.base.freeze_long_lived`), so the generation-2 passes a
 computer player's search triggers walk only the search's own objects, not Django's and
@@ -50,6 +53,27 @@ def _freeze_long_lived_objects(**_kwargs: Any) -> None:
     from games.bots.base import freeze_long_lived
 
     freeze_long_lived()
+
+
+@worker_process_init.connect  # a prefork child, or a solo pool's process
+def _start_timers_in_this_process(**_kwargs: Any) -> None:
+    """Fire due deadlines from this process (games/timers.py): where the tasks run."""
+    from games import timers
+
+    timers.start_loop()
+
+
+@worker_ready.connect
+def _start_timers_in_a_threads_pool(sender: Any = None, **_kwargs: Any) -> None:
+    """A threads pool runs its tasks in the main process, which no ``worker_process_init``
+    reaches; a prefork parent forks its children and runs no task, so it gets no loop (its
+    threads and connections must not be inherited by a child forked later)."""
+    from celery.concurrency.thread import TaskPool
+
+    if isinstance(getattr(sender, "pool", None), TaskPool):
+        from games import timers
+
+        timers.start_loop()
 
 
 @after_setup_logger.connect

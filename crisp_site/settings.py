@@ -234,12 +234,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # whole pool) around every task: a new PostgreSQL backend per timer. crisp_site/celery.py hands
 # connections back per task instead; the fixup still closes everything every this many tasks.
 CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
-# Countdown tasks stay unacknowledged in Redis until they run; a task whose worker died is
-# redelivered only after the visibility timeout. It must stay well above the longest countdown
-# (a 60 s draw) or long timers would run twice; the periodic sweep covers the dead-worker gap.
+# Countdown tasks (a computer player's move after its think time) stay unacknowledged in Redis
+# until they run; a task whose worker died is redelivered only after the visibility timeout,
+# which must stay well above the longest countdown or it would run twice.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
-# The periodic sweep enforces every deadline whose countdown task never ran (worker killed, Redis
+# Timers (games/timers.py): due instants in a Redis sorted set, popped by a loop in each Celery
+# worker process that wakes at the next due instant, at least every POLL_MS, and fires them on
+# TIMER_THREADS threads.
+CRISP_TIMER_POLL_MS = float(os.environ.get("CRISP_TIMER_POLL_MS", "10"))
+CRISP_TIMER_THREADS = int(os.environ.get("CRISP_TIMER_THREADS", "4"))
+# The periodic sweep enforces every deadline whose timer never fired (worker killed, Redis
 # restarted): within SWEEP_SECONDS of its due time. A sweep that could not run in time is dropped
 # (expires) rather than piling up behind a dead worker: the next one does the same work.
 CRISP_SWEEP_SECONDS = float(os.environ.get("CRISP_SWEEP_SECONDS", "2"))

@@ -1,35 +1,32 @@
-"""Timers: one Celery countdown task per engine deadline, plus the periodic sweep.
+"""Timers and the periodic sweep.
 
 (Every deadline the service layer passes: an engine's silent deadlines -- Crisp's
 ``may_start`` -- get none, and what follows them is passed instead; ``services._timers``.)
 
-The service layer calls `schedule_deadlines` on commit with every pending deadline of the game.
-Each task only asks the service layer to fire its key; the engine decides whether the key is
-still pending and due, so a stale or duplicated task changes nothing. That makes every failure
-mode of the broker safe in the same direction:
+The service layer calls `schedule_deadlines` on commit with every pending deadline of the game;
+they go into one Redis sorted set that a loop in each Celery worker process fires when due
+(`games.timers`). Firing only asks the service layer to apply its key; the engine decides
+whether the key is still pending and due, so a stale or duplicated firing changes nothing. That
+makes every failure mode safe in the same direction:
 
-* a task that never runs (worker killed with SIGKILL: its countdown tasks stay unacknowledged in
-  Redis until the visibility timeout, an hour; Redis restarted without persistence: they are
-  gone) is covered by `sweep`, which Celery beat runs every `CRISP_SWEEP_SECONDS`;
-* a task that runs twice (redelivered after the visibility timeout) or late is a no-op, and a
-  late deadline still takes effect at its own instant (R18), so lateness never changes the game.
+* a deadline that is never fired (Redis restarted without persistence, a worker killed between
+  popping an entry and firing it, no worker running) is covered by `sweep`, which Celery beat
+  runs every `CRISP_SWEEP_SECONDS`;
+* one fired twice or late is a no-op, and a late deadline still takes effect at its own instant
+  (R18), so lateness never changes the game.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 
 import redis
 from celery import shared_task
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
-
-#: How long the "already scheduled" marker outlives a deadline's due time.
-_MARK_GRACE_MS = 60_000
 
 _redis: redis.Redis | None = None
 
@@ -42,19 +39,8 @@ def _client() -> redis.Redis:
     return _redis
 
 
-def _prefix() -> str:
-    return settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
-
-
-def _as_datetime(due: datetime | int | float) -> datetime:
-    """Deadlines arrive as aware datetimes (SERVICES.md); engine ms are accepted too."""
-    if isinstance(due, datetime):
-        return due if due.tzinfo is not None else due.replace(tzinfo=UTC)
-    return datetime.fromtimestamp(due / 1000, tz=UTC)
-
-
 def schedule_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Enqueue one countdown task per `(key, due)`; called on commit by the service layer.
+    """Schedule every `(key, due)` (`enqueue_deadlines`); called on commit by the service layer.
 
     Handed to the process's live thread (`games.broadcast.dispatcher`), so the change's author
     (a daphne database thread, a worker thread) does not wait on the broker.
@@ -66,35 +52,27 @@ def schedule_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> N
 
 
 def enqueue_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Enqueue one countdown task per `(key, due)`.
+    """Put every `(key, due)` in the timers' sorted set (`games.timers.add`: one `ZADD`; a key
+    already waiting keeps its place).
 
     Every change of a game passes all its pending deadlines, so the same key arrives many times
-    (a window stays pending over several changes). A Redis `SET NX` marker per key lets only the
-    first call enqueue; if Redis lost the marker (restart) the key is simply enqueued again,
-    which is harmless. Never raises: the commit has happened, and if the broker is down the sweep
-    enforces the deadline instead.
+    (a window stays pending over several changes); only the first stays. Never raises: the
+    commit has happened, and if Redis is down the sweep enforces the deadline instead.
     """
-    now = datetime.now(tz=UTC)
-    for key, raw_due in deadlines:
-        due = _as_datetime(raw_due)
-        marker = f"{_prefix()}:deadline:{game_id}:{key}"
-        ttl_ms = max(0, int((due - now).total_seconds() * 1000)) + _MARK_GRACE_MS
-        try:
-            if not _client().set(marker, 1, nx=True, px=ttl_ms):
-                continue
-        except redis.RedisError:
-            logger.warning("deadline marker not set for game %s key %s", game_id, key)
-        try:
-            fire_deadline.apply_async(args=[game_id, key], eta=due)
-        except Exception:  # the broker is down: the sweep will enforce it
-            logger.exception("could not enqueue deadline %s of game %s", key, game_id)
-            with contextlib.suppress(redis.RedisError):
-                _client().delete(marker)
+    from games import timers
+
+    try:
+        timers.add(_client(), game_id, deadlines)
+    except redis.RedisError:
+        logger.warning("deadlines of game %s not scheduled; the sweep will enforce them", game_id)
 
 
 @shared_task(name="games.fire_deadline", ignore_result=True)
 def fire_deadline(game_id: int, key: str) -> bool:
-    """Ask the service layer to apply deadline `key` of the game; stale or early: nothing."""
+    """Ask the service layer to apply deadline `key` of the game; stale or early: nothing.
+
+    Timers no longer enqueue it (`games.timers`); it stays so that countdown tasks queued by an
+    earlier release still run after an upgrade."""
     from games import services
 
     return services.game_fire_deadline(game_id=game_id, key=key)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from accounts.services import token_create
 from games.models import Game
@@ -212,9 +213,14 @@ async def _round(ports: list[int], game_id: int, tokens: list[str]) -> dict[str,
 
 
 def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
-    """SIGKILL the worker holding a draw deadline's countdown task, start a new one: the task
-    stays unacknowledged in Redis for the visibility timeout (an hour), so the beat-driven
-    sweep is what enforces the deadline, within a few seconds of its instant."""
+    """SIGKILL the worker as if it had popped the draw deadline's entry from the timers'
+    sorted set (games/timers.py) and died before firing it -- the entry is removed, as the
+    killed worker's pop would have -- and start a new one: nothing in Redis remembers the
+    deadline any more, so the beat-driven sweep enforces it from the database, within a few
+    seconds of its instant."""
+    import redis as redis_lib
+
+    from games import timers
     users = [make_user() for _ in range(2)]
     tokens = tokens_for(users)
     ports = [live.free_port()]
@@ -233,9 +239,16 @@ def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
                 mover = a if a.turn()["seat"] == a.seat else b
                 await mover.wait_for(Player.draw_announced, 15, "the first turn")
                 due = mover.turn()["draw_deadline"]
-                # The worker has the countdown task for `due` by now; kill it mid-turn.
                 await asyncio.sleep(0.5)
                 worker.kill()
+                client = redis_lib.Redis.from_url(settings.REDIS_URL)
+                mine = [
+                    m
+                    for m in client.zrange(timers.set_key(), 0, -1)
+                    if m.decode().startswith(f"{game.pk}|")
+                ]
+                assert mine, "the draw deadline waits in the timers' set"
+                client.zrem(timers.set_key(), *mine)
                 with live.running(replacement):
                     await mover.wait_for(
                         lambda q: q.has("timeout", seat=q.seat), 30, "the swept timeout"
@@ -249,7 +262,7 @@ def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
         lateness = asyncio.run(scenario())
     print(f"\nswept timeout lateness: {lateness:.0f} ms")
     assert 0 <= lateness < 8000
-    # Enforced by the sweep: the lost countdown task stays unacknowledged for an hour.
+    # Enforced by the sweep: no timer entry was left for the new worker's loop.
     assert "sweep fired" in replacement.log()
 
 
@@ -258,9 +271,9 @@ def test_redis_restart_loses_no_game_state_and_clients_resync(
 ) -> None:
     """A private Redis, stopped and restarted (no persistence) mid-round.
 
-    Sockets and channel-layer subscriptions are lost or stale, countdown tasks are gone; the
-    game (in the database) is intact, clients reconnect or are caught up, and the sweep
-    enforces the deadline whose task vanished.
+    Sockets and channel-layer subscriptions are lost or stale, the timers' entries are gone;
+    the game (in the database) is intact, clients reconnect or are caught up, and the sweep
+    enforces the deadline whose entry vanished.
     """
     from crisp_site.embedded_redis import EmbeddedRedis
 
@@ -317,7 +330,7 @@ async def _through_restart(
         for p in (a, b):
             await p.wait_for(lambda q, v=target: q.version >= v, 30, "resync after restart")
         # The next draw clock (the mover's King extra draw, or the other seat's first draw)
-        # runs out: its task was scheduled on the new Redis or, if lost, the sweep enforces it.
+        # runs out: its entry was scheduled on the new Redis or, if lost, the sweep enforces it.
         await a.wait_for(
             lambda q: q.has("timeout"),
             TIMERS["window_ms"] / 1000 + REDIS_DRAW_SECONDS + 15,

@@ -1,0 +1,177 @@
+"""Timers: every due instant in one Redis sorted set, fired by a loop in each Celery worker.
+
+Why not one Celery countdown (ETA) task per deadline, as before: at timer rates most of a
+worker's CPU went to Celery and kombu receiving, holding, scheduling and acknowledging those
+tasks (bench/RESULTS.md, the worker's profile: 51 % Celery + kombu, 38 % the timers' own
+transactions), and the web process paid for publishing them. Here a deadline costs one `ZADD`
+when it is scheduled and a share of one Lua call when it is due.
+
+* `add` (called on commit through `games.tasks.schedule_deadlines`, on the process's live
+  thread) puts ``"<game id>|<key>"`` in the set with its due instant (ms) as the score, `NX`:
+  a key already waiting keeps its place, so the many changes that pass the same pending key
+  schedule it once.
+* `TimerLoop`, one thread per Celery worker process (`crisp_site/celery.py` starts it once the
+  process is set up), pops what is due -- atomically, so several workers never fire the same
+  entry twice -- and hands each to a few threads that ask the service layer to fire it
+  (`services.game_fire_deadline`). It sleeps until the next due instant, never longer than
+  ``CRISP_TIMER_POLL_MS``: a deadline added while it sleeps waits at most that long.
+
+The safety net is unchanged: the engine decides whether a key is still pending and due, so a
+stale, duplicated or late firing changes nothing, and the periodic sweep enforces from the
+database every deadline whose entry was lost (Redis restarted without persistence, a worker
+killed between popping an entry and firing it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+#: Pop the due entries (at most ARGV[2]) and say when the next one is due.
+_POP_DUE = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #nxt > 0 then return {due, nxt[2]} end
+return {due}
+"""
+
+
+_scripts: dict[int, Any] = {}  # id(client) -> its registered _POP_DUE
+
+
+def set_key() -> str:
+    """The sorted set's name, under the channel layer's prefix (one per test run, too)."""
+    prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
+    return f"{prefix}:timers"
+
+
+def _ms(due: datetime | int | float) -> int:
+    if isinstance(due, datetime):
+        if due.tzinfo is None:
+            due = due.replace(tzinfo=UTC)
+        return int(due.timestamp() * 1000)
+    return int(due)
+
+
+def add(client: redis.Redis, game_id: int, deadlines: Iterable[tuple[str, datetime]]) -> None:
+    """Schedule each ``(key, due)`` of the game, once (a key already waiting is kept)."""
+    mapping = {f"{game_id}|{key}": _ms(due) for key, due in deadlines}
+    if mapping:
+        client.zadd(set_key(), mapping, nx=True)
+
+
+def pop_due(
+    client: redis.Redis, now_ms: int, limit: int
+) -> tuple[list[tuple[int, str]], int | None]:
+    """The entries due at ``now_ms`` (removed from the set; at most ``limit``) as
+    ``(game_id, key)``, and the instant the next one left is due (``None``: none left)."""
+    script = _scripts.get(id(client))
+    if script is None:  # EVALSHA from then on; redis-py reloads it after a Redis restart
+        script = _scripts[id(client)] = client.register_script(_POP_DUE)
+    res = script(keys=[set_key()], args=[now_ms, limit], client=client)
+    due = []
+    for raw in res[0]:
+        member = raw.decode() if isinstance(raw, bytes) else raw
+        game, _, key = member.partition("|")
+        if game.isdigit() and key:
+            due.append((int(game), key))
+    nxt = int(float(res[1])) if len(res) > 1 else None
+    return due, nxt
+
+
+def fire(game_id: int, key: str) -> None:
+    """Ask the service layer to apply one deadline; errors are logged (the sweep retries)."""
+    from django.db import close_old_connections
+
+    from games import services
+
+    close_old_connections()
+    try:
+        services.game_fire_deadline(game_id=game_id, key=key)
+    except Exception:
+        logger.exception("timer %s of game %s failed; the sweep will enforce it", key, game_id)
+    finally:
+        close_old_connections()
+
+
+class TimerLoop(threading.Thread):
+    """Pops due entries and fires them on ``threads`` threads (module docstring)."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        poll_ms: float,
+        threads: int,
+        batch: int = 200,
+        fire: Callable[[int, str], None] = fire,
+    ) -> None:
+        super().__init__(name="crisp-timers", daemon=True)
+        self.client = client
+        self.poll = poll_ms / 1000.0
+        self.batch = batch
+        self.fire = fire
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="crisp-timer")
+        self.stopping = threading.Event()
+        self.fired = 0
+
+    def run(self) -> None:
+        failing = False
+        while not self.stopping.is_set():
+            now = int(time.time() * 1000)
+            try:
+                due, nxt = pop_due(self.client, now, self.batch)
+            except redis.RedisError:
+                if not failing:  # once per outage, not 100 lines a second
+                    logger.warning("timers: Redis unavailable; the sweep enforces deadlines")
+                failing = True
+                self.stopping.wait(1.0)
+                continue
+            if failing:
+                logger.warning("timers: Redis is back")
+                failing = False
+            for game_id, key in due:
+                self.pool.submit(self.fire, game_id, key)
+            self.fired += len(due)
+            if len(due) == self.batch:
+                continue  # more are due now
+            wait = self.poll if nxt is None else min(self.poll, max(0, nxt - now) / 1000.0)
+            if wait > 0:
+                self.stopping.wait(wait)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop popping; let the firings already handed over finish."""
+        self.stopping.set()
+        self.join(timeout)
+        self.pool.shutdown(wait=True)
+
+
+_loop: TimerLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def start_loop() -> TimerLoop:
+    """This process's loop, started on the first call (a Celery worker process, once)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or not _loop.is_alive():
+            from games.tasks import _client
+
+            _loop = TimerLoop(
+                _client(),
+                poll_ms=settings.CRISP_TIMER_POLL_MS,
+                threads=settings.CRISP_TIMER_THREADS,
+            )
+            _loop.start()
+        return _loop
