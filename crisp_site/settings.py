@@ -240,9 +240,9 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
 # Timers (games/timers.py): due instants in a Redis sorted set, popped by a loop in each Celery
-# worker process that wakes at the next due instant, at least every POLL_MS, and fires them on
-# TIMER_THREADS threads.
-CRISP_TIMER_POLL_MS = float(os.environ.get("CRISP_TIMER_POLL_MS", "10"))
+# worker process that wakes at the next due instant (or when an earlier one is added), at
+# least every MAX_SLEEP_MS, and fires them on TIMER_THREADS threads.
+CRISP_TIMER_MAX_SLEEP_MS = float(os.environ.get("CRISP_TIMER_MAX_SLEEP_MS", "1000"))
 CRISP_TIMER_THREADS = int(os.environ.get("CRISP_TIMER_THREADS", "4"))
 # The periodic sweep enforces every deadline whose timer never fired (worker killed, Redis
 # restarted): within SWEEP_SECONDS of its due time. A sweep that could not run in time is dropped

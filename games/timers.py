@@ -9,12 +9,16 @@ when it is scheduled and a share of one Lua call when it is due.
 * `add` (called on commit through `games.tasks.schedule_deadlines`, on the process's live
   thread) puts ``"<game id>|<key>"`` in the set with its due instant (ms) as the score, `NX`:
   a key already waiting keeps its place, so the many changes that pass the same pending key
-  schedule it once.
+  schedule it once.  When the set's earliest instant moves earlier, it leaves one token in a
+  wake-up list.
 * `TimerLoop`, one thread per Celery worker process (`crisp_site/celery.py` starts it once the
   process is set up), pops what is due -- atomically, so several workers never fire the same
   entry twice -- and hands each to a few threads that ask the service layer to fire it
-  (`services.game_fire_deadline`). It sleeps until the next due instant, never longer than
-  ``CRISP_TIMER_POLL_MS``: a deadline added while it sleeps waits at most that long.
+  (`services.game_fire_deadline`).  Then it waits for the next due instant: far off, blocked on
+  the wake-up list (`BLPOP`), so a new earlier deadline wakes it at once; within the last
+  ``_NEAR`` seconds, in a precise sleep of its own (Redis times a `BLPOP` out only to its
+  100 ms tick).  It never waits longer than ``CRISP_TIMER_MAX_SLEEP_MS``.  Polling instead
+  (every 10 ms) cost more worker CPU than the countdown tasks it replaced (bench/RESULTS.md).
 
 The safety net is unchanged: the engine decides whether a key is still pending and due, so a
 stale, duplicated or late firing changes nothing, and the periodic sweep enforces from the
@@ -24,6 +28,7 @@ killed between popping an entry and firing it).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -37,6 +42,23 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
+#: Add the (score, member) pairs of ARGV, NX; if the earliest score moved earlier, leave its
+#: instant as the one token of the wake-up list KEYS[2].
+_ADD = """
+local before = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1]) end
+local after = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #after > 0 and (#before == 0 or tonumber(after[2]) < tonumber(before[2])) then
+  redis.call('DEL', KEYS[2])
+  redis.call('RPUSH', KEYS[2], after[2])
+end
+return 0
+"""
+
+#: A wait shorter than this is slept in Python; a longer one blocks on the wake-up list until
+#: this long before the instant (Redis rounds a BLPOP's timeout up to its 100 ms tick).
+_NEAR = 0.25
+
 #: Pop the due entries (at most ARGV[2]) and say when the next one is due.
 _POP_DUE = """
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
@@ -47,13 +69,27 @@ return {due}
 """
 
 
-_scripts: dict[int, Any] = {}  # id(client) -> its registered _POP_DUE
+_scripts: dict[tuple[int, str], Any] = {}  # (id(client), script) -> registered script
+
+
+def _script(client: redis.Redis, source: str) -> Any:
+    """``source`` registered on ``client`` (EVALSHA from then on; reloaded after a restart)."""
+    key = (id(client), source)
+    script = _scripts.get(key)
+    if script is None:
+        script = _scripts[key] = client.register_script(source)
+    return script
 
 
 def set_key() -> str:
     """The sorted set's name, under the channel layer's prefix (one per test run, too)."""
     prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
     return f"{prefix}:timers"
+
+
+def wake_key() -> str:
+    """The wake-up list: one token when the set's earliest instant moved earlier."""
+    return set_key() + ":wake"
 
 
 def _ms(due: datetime | int | float) -> int:
@@ -66,9 +102,11 @@ def _ms(due: datetime | int | float) -> int:
 
 def add(client: redis.Redis, game_id: int, deadlines: Iterable[tuple[str, datetime]]) -> None:
     """Schedule each ``(key, due)`` of the game, once (a key already waiting is kept)."""
-    mapping = {f"{game_id}|{key}": _ms(due) for key, due in deadlines}
-    if mapping:
-        client.zadd(set_key(), mapping, nx=True)
+    args: list[Any] = []
+    for key, due in deadlines:
+        args += [_ms(due), f"{game_id}|{key}"]
+    if args:
+        _script(client, _ADD)(keys=[set_key(), wake_key()], args=args, client=client)
 
 
 def pop_due(
@@ -76,10 +114,7 @@ def pop_due(
 ) -> tuple[list[tuple[int, str]], int | None]:
     """The entries due at ``now_ms`` (removed from the set; at most ``limit``) as
     ``(game_id, key)``, and the instant the next one left is due (``None``: none left)."""
-    script = _scripts.get(id(client))
-    if script is None:  # EVALSHA from then on; redis-py reloads it after a Redis restart
-        script = _scripts[id(client)] = client.register_script(_POP_DUE)
-    res = script(keys=[set_key()], args=[now_ms, limit], client=client)
+    res = _script(client, _POP_DUE)(keys=[set_key()], args=[now_ms, limit], client=client)
     due = []
     for raw in res[0]:
         member = raw.decode() if isinstance(raw, bytes) else raw
@@ -112,14 +147,14 @@ class TimerLoop(threading.Thread):
         self,
         client: redis.Redis,
         *,
-        poll_ms: float,
+        max_sleep_ms: float,
         threads: int,
         batch: int = 200,
         fire: Callable[[int, str], None] = fire,
     ) -> None:
         super().__init__(name="crisp-timers", daemon=True)
         self.client = client
-        self.poll = poll_ms / 1000.0
+        self.max_sleep = max_sleep_ms / 1000.0
         self.batch = batch
         self.fire = fire
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="crisp-timer")
@@ -146,13 +181,23 @@ class TimerLoop(threading.Thread):
             self.fired += len(due)
             if len(due) == self.batch:
                 continue  # more are due now
-            wait = self.poll if nxt is None else min(self.poll, max(0, nxt - now) / 1000.0)
-            if wait > 0:
+            wait = self.max_sleep if nxt is None else min(self.max_sleep, (nxt - now) / 1000.0)
+            if wait <= 0:
+                continue
+            if wait <= _NEAR:
                 self.stopping.wait(wait)
+                continue
+            try:  # woken by an earlier deadline, or shortly before this one
+                self.client.blpop([wake_key()], timeout=max(0.1, wait - _NEAR + 0.1))
+            except redis.RedisError:
+                self.stopping.wait(0.1)  # the pop above reports an outage
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop popping; let the firings already handed over finish."""
         self.stopping.set()
+        # Wake it from its BLPOP (a token another process's loop takes is harmless).
+        with contextlib.suppress(redis.RedisError):
+            self.client.rpush(wake_key(), "stop")
         self.join(timeout)
         self.pool.shutdown(wait=True)
 
@@ -170,7 +215,7 @@ def start_loop() -> TimerLoop:
 
             _loop = TimerLoop(
                 _client(),
-                poll_ms=settings.CRISP_TIMER_POLL_MS,
+                max_sleep_ms=settings.CRISP_TIMER_MAX_SLEEP_MS,
                 threads=settings.CRISP_TIMER_THREADS,
             )
             _loop.start()

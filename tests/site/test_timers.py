@@ -18,9 +18,9 @@ from games import timers
 
 @pytest.fixture
 def client(redis_client: redis.Redis) -> redis.Redis:
-    redis_client.delete(timers.set_key())
+    redis_client.delete(timers.set_key(), timers.wake_key())
     yield redis_client
-    redis_client.delete(timers.set_key())
+    redis_client.delete(timers.set_key(), timers.wake_key())
 
 
 def _at(ms_from_now: int) -> datetime:
@@ -82,7 +82,7 @@ def test_the_loop_fires_when_due_never_early_and_survives_a_failing_firing(
         if len(fired) == 3:
             done.set()
 
-    loop = timers.TimerLoop(client, poll_ms=10, threads=2, fire=fire)
+    loop = timers.TimerLoop(client, max_sleep_ms=1000, threads=2, fire=fire)
     loop.start()
     try:
         t0 = time.time()
@@ -98,13 +98,55 @@ def test_the_loop_fires_when_due_never_early_and_survives_a_failing_firing(
     assert loop.fired == 3 and client.zcard(timers.set_key()) == 0
 
 
+def test_a_loop_waiting_for_a_far_deadline_is_woken_by_an_earlier_one(
+    client: redis.Redis,
+) -> None:
+    """The loop blocks on the wake-up list while its next instant is far off; a deadline added
+    for sooner leaves a token and is fired at its own instant, not at the far one's (nor after
+    the loop's longest sleep: 20 s here)."""
+    fired: dict[str, float] = {}
+    soon = threading.Event()
+
+    def fire(game_id: int, key: str) -> None:
+        fired[key] = time.time()
+        if key == "soon":
+            soon.set()
+
+    timers.add(client, 9, [("far", _at(60_000))])
+    loop = timers.TimerLoop(client, max_sleep_ms=20_000, threads=1, fire=fire)
+    loop.start()
+    try:
+        time.sleep(0.5)  # blocked on the wake-up list by now
+        t0 = time.time()
+        timers.add(client, 9, [("soon", _at(400))])
+        assert soon.wait(10)
+    finally:
+        loop.stop(timeout=25)
+    assert "far" not in fired
+    # Not before its instant; late by far less than the loop's 20 s sleep (loose: noisy box).
+    assert t0 + 0.399 <= fired["soon"] < t0 + 5
+    assert client.llen(timers.wake_key()) == 0  # the token was taken
+
+
+def test_a_later_deadline_leaves_no_token(client: redis.Redis) -> None:
+    timers.add(client, 1, [("first", _at(1000))])
+    client.delete(timers.wake_key())
+    timers.add(client, 1, [("second", _at(5000))])
+    assert client.llen(timers.wake_key()) == 0
+    timers.add(client, 1, [("earlier", _at(10))])
+    assert client.llen(timers.wake_key()) == 1
+
+
 def test_without_redis_scheduling_logs_and_returns(monkeypatch, caplog) -> None:
     """After the commit nothing may raise: the sweep enforces what could not be scheduled."""
     from games import tasks
 
     class Down:
-        def zadd(self, *a, **k):
-            raise redis.ConnectionError("down")
+        def register_script(self, *a, **k):
+            def run(*a, **k):
+                raise redis.ConnectionError("down")
+
+            return run
 
     monkeypatch.setattr(tasks, "_client", lambda: Down())
     tasks.enqueue_deadlines(1, [("k", _at(10))])
