@@ -221,6 +221,7 @@ def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
     import redis as redis_lib
 
     from games import timers
+
     users = [make_user() for _ in range(2)]
     tokens = tokens_for(users)
     ports = [live.free_port()]
