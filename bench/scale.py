@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -371,7 +372,7 @@ async def client_product(
     ]
     flat = [s for table in seats for s in table]
     await connect_all(flat)
-    await asyncio.to_thread(start_games)
+    await asyncio.to_thread(_closing(start_games))
     rng = random.Random(13)
     begin = time.monotonic()
     window_from = time.time() + cfg["warmup"]
@@ -387,7 +388,7 @@ async def client_product(
         frames0, bytes0 = stats.frames, stats.frame_bytes
         cpu0 = {**cfg["meter"].read(), "client": time.process_time()}
         if cfg.get("on_window"):
-            await asyncio.to_thread(cfg["on_window"])
+            await asyncio.to_thread(_closing(cfg["on_window"]))
 
     marker = asyncio.create_task(mark())
     await asyncio.gather(
@@ -516,6 +517,25 @@ async def client_echo(ports: list[int], n_tables: int, cfg: dict[str, Any]) -> d
 
 
 # --- the stacks -----------------------------------------------------------------------------
+
+
+def _closing(fn: Callable[[], Any]) -> Callable[[], None]:
+    """``fn`` for a worker thread, giving its database connection back to the pool after.
+
+    A Django connection belongs to the thread that opened it; the executor's threads never
+    closed theirs, so each cell held more of the bench process's 10 pooled connections until
+    the 500-table cell with two daphnes waited 20 s for one and the run died.
+    """
+
+    def run() -> None:
+        from django.db import connections
+
+        try:
+            fn()
+        finally:
+            connections.close_all()
+
+    return run
 
 
 def database_reset(url: str) -> str:

@@ -27,7 +27,9 @@ from celery.signals import (
     task_postrun,
     task_prerun,
     worker_process_init,
+    worker_process_shutdown,
     worker_ready,
+    worker_shutting_down,
 )
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
@@ -74,6 +76,16 @@ def _start_timers_in_a_threads_pool(sender: Any = None, **_kwargs: Any) -> None:
         from games import timers
 
         timers.start_loop()
+
+
+@worker_shutting_down.connect  # the main process (a threads or solo pool's loop lives here)
+@worker_process_shutdown.connect  # a prefork child
+def _stop_timers_in_this_process(**_kwargs: Any) -> None:
+    """Stop popping before the process's executors shut down: an entry popped after that
+    could not be fired (the loop would put it back, but stopping first is cleaner)."""
+    from games import timers
+
+    timers.stop_loop()
 
 
 @after_setup_logger.connect

@@ -304,8 +304,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         try:
             summary, changed = await presence.touch(self.game_id, self.seat, self.channel_name)
             run_id = await presence.server_run_id()
-        except Exception:
-            logger.warning("presence unavailable for game %s", self.game_id, exc_info=True)
+        except presence.UNAVAILABLE as exc:  # down or overloaded: rate-limited, one line
+            presence.report_unavailable(self.game_id, exc)
+            return
+        except Exception:  # a bug: presence is advisory, the socket goes on
+            logger.warning("presence failed for game %s", self.game_id, exc_info=True)
             return
         if self.redis_run_id and run_id != self.redis_run_id:
             # Redis restarted under us: group memberships kept in Redis are gone and frames

@@ -176,9 +176,10 @@ class TimerLoop(threading.Thread):
             if failing:
                 logger.warning("timers: Redis is back")
                 failing = False
-            for game_id, key in due:
-                self.pool.submit(self.fire, game_id, key)
-            self.fired += len(due)
+            handed = self._hand_over(due)
+            self.fired += handed
+            if handed < len(due):
+                return  # the process is shutting down; what it popped is back in the set
             if len(due) == self.batch:
                 continue  # more are due now
             wait = self.max_sleep if nxt is None else min(self.max_sleep, (nxt - now) / 1000.0)
@@ -191,6 +192,31 @@ class TimerLoop(threading.Thread):
                 self.client.blpop([wake_key()], timeout=max(0.1, wait - _NEAR + 0.1))
             except redis.RedisError:
                 self.stopping.wait(0.1)  # the pop above reports an outage
+
+    def _hand_over(self, due: list[tuple[int, str]]) -> int:
+        """Give each popped entry to a firing thread; how many were taken.
+
+        Once the process is shutting down its executor refuses new work (``RuntimeError``):
+        the entries not taken go back into the set, due now, for another worker's loop or
+        this worker's next start (the sweep would enforce them anyway), and the loop ends
+        quietly instead of dying with a traceback and leaving them to the sweep.
+        """
+        for i, (game_id, key) in enumerate(due):
+            try:
+                self.pool.submit(self.fire, game_id, key)
+            except RuntimeError:
+                self.stopping.set()
+                left = due[i:]
+                now = datetime.now(tz=UTC)
+                try:
+                    for gid, k in left:
+                        add(self.client, gid, [(k, now)])
+                except redis.RedisError:
+                    logger.warning("timers: %d due entries left to the sweep", len(left))
+                else:
+                    logger.info("timers: stopping; %d due entries put back", len(left))
+                return i
+        return len(due)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop popping; let the firings already handed over finish."""
@@ -220,3 +246,12 @@ def start_loop() -> TimerLoop:
             )
             _loop.start()
         return _loop
+
+
+def stop_loop() -> None:
+    """Stop this process's loop, if it runs (a worker shutting down; tests)."""
+    global _loop
+    with _loop_lock:
+        loop, _loop = _loop, None
+    if loop is not None and loop.is_alive():
+        loop.stop()

@@ -207,3 +207,35 @@ async def test_broadcast_and_client_frames_cost_no_database_thread_hop(
     assert hops == []
     await a.disconnect()
     await b.disconnect()
+
+
+async def test_a_redis_pool_that_times_out_costs_one_log_line_not_a_traceback_per_beat(
+    two_players: Any, touches: list[str], monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    """Found at 500 tables on one daphne: every heartbeat of 2,000 sockets waited out the
+    presence pool (`ConnectionError: No connection available.`) and logged a 36-line
+    traceback: 6,000 in 45 s. Now: one line per 10 s per process, and the socket lives on."""
+    import logging
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    async def exhausted(game_id: int, seat: int | None, channel_name: str) -> Any:
+        touches.append(channel_name)
+        raise RedisConnectionError("No connection available.")
+
+    monkeypatch.setattr(presence, "touch", exhausted)
+    monkeypatch.setitem(presence._reported, "at", float("-inf"))
+    caplog.set_level(logging.INFO)
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")
+    while len(touches) < 6:  # the connect's touch and several failing beats
+        await asyncio.sleep(0.05)
+    await comm.send_json_to({"type": "ping", "id": "alive"})
+    assert (await until(comm, "pong"))["id"] == "alive"
+    await comm.disconnect()
+    lines = [r for r in caplog.records if "presence" in r.getMessage()]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert lines[0].levelno == logging.WARNING and lines[0].exc_info is None
+    assert "ConnectionError: No connection available." in lines[0].getMessage()

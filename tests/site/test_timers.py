@@ -128,6 +128,41 @@ def test_a_loop_waiting_for_a_far_deadline_is_woken_by_an_earlier_one(
     assert client.llen(timers.wake_key()) == 0  # the token was taken
 
 
+def test_a_loop_whose_process_is_shutting_down_puts_popped_entries_back(
+    client: redis.Redis,
+) -> None:
+    """Found at 500 tables: a worker's warm shutdown closed the firing threads' executor while
+    the loop still popped, and the loop thread died with a traceback, the popped entries left
+    to the sweep. Now the entries go back into the set (due) and the loop ends quietly."""
+    died: list[BaseException] = []
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: died.append(args.exc_value)  # type: ignore[assignment]
+    loop = timers.TimerLoop(client, max_sleep_ms=200, threads=1, fire=lambda g, k: None)
+    loop.pool.shutdown()  # what the interpreter's shutdown does to every executor
+    try:
+        timers.add(client, 4, [("r1:t1:timeout", _at(-10)), ("r1:w1", _at(-5))])
+        loop.start()
+        loop.join(10)
+    finally:
+        threading.excepthook = old_hook
+    assert not loop.is_alive() and died == []
+    assert loop.fired == 0
+    due, _ = timers.pop_due(client, int(time.time() * 1000), 100)
+    assert sorted(due) == [(4, "r1:t1:timeout"), (4, "r1:w1")]
+
+
+def test_stop_loop_stops_this_process_loop(client: redis.Redis, monkeypatch) -> None:
+    """Connected to the worker's shutdown signals (crisp_site/celery.py)."""
+    from crisp_site import celery as celery_app
+
+    loop = timers.TimerLoop(client, max_sleep_ms=5000, threads=1, fire=lambda g, k: None)
+    loop.start()
+    monkeypatch.setattr(timers, "_loop", loop)
+    celery_app._stop_timers_in_this_process()
+    assert not loop.is_alive() and timers._loop is None
+    timers.stop_loop()  # idempotent
+
+
 def test_a_later_deadline_leaves_no_token(client: redis.Redis) -> None:
     timers.add(client, 1, [("first", _at(1000))])
     client.delete(timers.wake_key())
