@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 TTL_SECONDS = 30
 REFRESH_SECONDS = 5
+#: How long one presence call may take before it counts as Redis being unavailable.
+CALL_TIMEOUT_SECONDS = 5.0
 
 _clients: dict[asyncio.AbstractEventLoop, aioredis.Redis] = {}
 
@@ -34,6 +36,13 @@ def client() -> aioredis.Redis:
 
     Per loop because asyncio connections belong to the loop that made them (tests run many
     loops); blocking because redis-py's default pool raises once 100 connections are busy.
+
+    No ``socket_timeout``: with one, redis-py sends every command through
+    ``asyncio.wait_for``, which on Python 3.11 *swallows a cancellation* that arrives as the
+    send completes (CPython gh-86296, fixed in 3.12). A heartbeat cancelled at that instant
+    kept beating: a ghost seat, and a socket whose close waited on it. The callers bound each
+    call with ``asyncio.timeout`` instead (``CALL_TIMEOUT_SECONDS``), which counts
+    cancellations correctly (tests/site/test_redis_cancel.py).
     """
     loop = asyncio.get_running_loop()
     found = _clients.get(loop)
@@ -42,7 +51,7 @@ def client() -> aioredis.Redis:
             del _clients[old]
             _run_ids.pop(old, None)
         pool = aioredis.BlockingConnectionPool.from_url(
-            settings.REDIS_URL, max_connections=50, timeout=10, socket_timeout=5
+            settings.REDIS_URL, max_connections=50, timeout=10
         )
         found = _clients[loop] = aioredis.Redis(connection_pool=pool)
     return found
@@ -81,7 +90,7 @@ async def touch(game_id: int, seat: int | None, channel_name: str) -> tuple[dict
     """
     now = _now_ms()
     key = _key(game_id)
-    async with client().pipeline(transaction=True) as pipe:
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
         pipe.zremrangebyscore(key, "-inf", now)
         pipe.zadd(key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
         pipe.pexpire(key, TTL_SECONDS * 2000)
@@ -93,7 +102,7 @@ async def touch(game_id: int, seat: int | None, channel_name: str) -> tuple[dict
 async def leave(game_id: int, seat: int | None, channel_name: str) -> dict[str, Any]:
     """Remove this socket; returns the table's presence afterwards."""
     key = _key(game_id)
-    async with client().pipeline(transaction=True) as pipe:
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
         pipe.zrem(key, _member(seat, channel_name))
         pipe.zremrangebyscore(key, "-inf", _now_ms())
         pipe.zrange(key, 0, -1)
@@ -142,7 +151,8 @@ async def server_run_id() -> str:
     cached = _run_ids.get(loop)
     if cached is not None and time.monotonic() - cached[0] < 1.0:
         return cached[1]
-    info = await client().info("server")
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+        info = await client().info("server")
     run_id = str(info.get("run_id", ""))
     _run_ids[loop] = (time.monotonic(), run_id)
     return run_id
