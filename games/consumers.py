@@ -65,6 +65,10 @@ GAP_WAIT_SECONDS = 0.25
 #: Frames a client may send per second, sustained (bursts up to twice that).
 RATE_PER_SECOND = 20
 
+#: How long a closing socket waits for its heartbeat task to stop (it normally takes well under
+#: a millisecond; a lost cancellation must not hold the close longer than this).
+HEARTBEAT_STOP_SECONDS = 1.0
+
 
 class Refused(Exception):
     """A socket that must be closed with `code` before anything is sent."""
@@ -250,8 +254,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         heartbeat, self.heartbeat = self.heartbeat, None
         if heartbeat is not None:
             heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await heartbeat
+            # Bounded: a cancellation swallowed under the heartbeat (Python 3.11's
+            # `asyncio.wait_for` does that; see `presence.client`) must not hold the close.
+            # The heartbeat also stops by itself once it is no longer `self.heartbeat`.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([heartbeat], timeout=HEARTBEAT_STOP_SECONDS)
         gap_timer, self.gap_timer = self.gap_timer, None
         if gap_timer is not None:
             gap_timer.cancel()
@@ -328,8 +335,16 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_send(group, message)
 
     async def _heartbeat(self) -> None:
-        while True:
+        """Refresh presence until the socket cleans up.
+
+        The loop checks that it is still the socket's heartbeat rather than trusting
+        `cancel()` alone: a cancellation lost inside a library call would otherwise leave it
+        beating for a socket that is gone (a ghost seat).
+        """
+        while self.heartbeat is asyncio.current_task():
             await asyncio.sleep(presence.REFRESH_SECONDS)
+            if self.heartbeat is not asyncio.current_task():
+                return
             try:
                 await self._touch_presence()
             except Exception:

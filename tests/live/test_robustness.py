@@ -101,6 +101,45 @@ async def test_a_failing_handler_closes_1011_and_cleans_up(
     await watcher.disconnect()
 
 
+async def test_a_heartbeat_that_loses_its_cancellation_still_stops_and_the_close_is_prompt(
+    two_players: Any, touches: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.11's `asyncio.wait_for` can swallow a cancellation (redis-py used it per send):
+    the heartbeat then went on beating for a closed socket, and the close waited on it."""
+    real = presence.touch  # the fixture's recording wrapper
+    armed, entered = [False], asyncio.Event()
+    swallowed: list[int] = []
+
+    async def touch_losing_a_cancel(game_id: int, seat: int | None, channel_name: str) -> Any:
+        if armed[0] and not swallowed:
+            entered.set()
+            try:
+                await asyncio.sleep(5)  # a slow Redis: the close's cancellation lands in here
+            except asyncio.CancelledError:
+                swallowed.append(1)
+                current = asyncio.current_task()
+                assert current is not None
+                current.uncancel()  # what wait_for's race does: the task runs on
+        return await real(game_id, seat, channel_name)
+
+    monkeypatch.setattr(presence, "touch", touch_losing_a_cancel)
+    players, game = two_players
+    comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    await comm.connect()
+    await until(comm, "snapshot")  # connect's own touch is done: what follows is a heartbeat
+    armed[0] = True
+    async with asyncio.timeout(3):
+        await entered.wait()
+    started = asyncio.get_running_loop().time()
+    await comm.disconnect(timeout=3)
+    assert asyncio.get_running_loop().time() - started < 1.5
+    assert swallowed  # the cancellation really was lost, inside a beat
+    await asyncio.sleep(0.2)
+    before = len(touches)
+    await asyncio.sleep(0.3)
+    assert len(touches) == before  # ...and no beat ran after the socket closed
+
+
 async def test_a_failing_resync_closes_1011(
     two_players: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
