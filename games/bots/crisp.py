@@ -822,6 +822,9 @@ class _Sim:
     plain: list[list[bool]]  # per seat, per place: swapped in from the deck (no court card)
     declined: set[int]  # turn numbers whose crisp window its owner let pass
     first: int | None  # the root seat moves first (its own window before anybody's)
+    #: the root seat's public record (``plain``, ``kept``) as the other seats' call rule reads
+    #: it: frozen at the decision in a move search (``CrispSearch(frozen_record=True)``)
+    record: tuple[list[bool], list[bool]] | None = None
     window: int | None = None  # when to_move is a window owner: that window's turn number
     actor: int | None = None
     horizon: int = 0
@@ -838,10 +841,27 @@ class CrispSearch:
     the reveal or ``horizon_turns`` turns ahead (10 per seat by default: past almost every
     round's reveal, so a call is compared with what waiting really scores, the later call and
     its +-5 included), where hands are scored as they lie.
+
+    Two rules keep a search of this seat's *moves* from learning to steer the simulated
+    opponents (medium's rules read public signals) rather than to improve its own hand:
+
+    * ``frozen_record``: the other seats' call rule reads this seat's public record (which of
+      its places it swapped in, from the deck or the pile) as it was at the decision, not as
+      the searched move changes it.  A call search leaves it live (its outcome *is* what the
+      others do next, and it was measured so).
+    * Another seat's crisp window still open at the decision counts as passed: its owner
+      decides the moment its turn ends (every level does, see ``CrispBot``), so an open
+      window at our decision is one it let pass -- re-deciding it after our move would let
+      the search buy a pass with a move.
     """
 
     def __init__(
-        self, memory: Memory, knowledge: Knowledge, now: int, horizon_turns: int | None = None
+        self,
+        memory: Memory,
+        knowledge: Knowledge,
+        now: int,
+        horizon_turns: int | None = None,
+        frozen_record: bool = False,
     ) -> None:
         self.seat = memory.seat
         self.det = Determiniser(memory, knowledge)
@@ -859,8 +879,12 @@ class CrispSearch:
         self.horizon = tt + (horizon_turns if horizon_turns is not None else 10 * n)
         prefix = f"r{k.round}:t"
         self.declined0 = {int(x[len(prefix) :]) for x in _declined(memory) if x.startswith(prefix)}
+        for j, no in _window_turns(self.det.view).items():
+            if j != self.seat:
+                self.declined0.add(no)  # open at the decision: its owner let it pass
         self.kept0 = [row[:] for row in k.kept]
         self.plain0 = [row[:] for row in k.plain]
+        self.frozen_record = frozen_record
 
     # -- SearchGame --------------------------------------------------------------------------
     def sample(self, rng: random.Random) -> _Sim:
@@ -872,8 +896,18 @@ class CrispSearch:
             plain=[row[:] for row in self.plain0],
             declined=set(self.declined0),
             first=self.seat,
+            record=(self.plain0[self.seat][:], self.kept0[self.seat][:])
+            if self.frozen_record
+            else None,
             horizon=self.horizon,
         )
+
+    def record_of(self, s: _Sim, j: int) -> tuple[list[bool], list[bool]]:
+        """Seat ``j``'s public record (``plain``, ``kept`` per place) as the other seats' call
+        rule reads it in ``s``: this seat's frozen at the decision in a move search."""
+        if j == self.seat and s.record is not None:
+            return s.record
+        return s.plain[j], s.kept[j]
 
     def to_move(self, s: _Sim) -> int | None:
         while True:
@@ -959,9 +993,9 @@ class CrispSearch:
         """The medium level itself (``medium_call``/``medium_pick``), played by every seat on
         what *it* knows in this world: its own places it has seen, the public facts about the
         others (who swapped what in from where), and the means of the cards it has not seen
-        (``_sim_means``).  The real opponent of a medium-vs-hard table plays exactly so; the
-        search, which decides only the crisp call (``HardBot``), cannot steer these rules
-        through its own public moves."""
+        (``_sim_means``).  The real opponent of a medium-vs-hard table plays exactly so.  In a
+        search of a move the others' call rule reads the searching seat's record frozen at the
+        decision (``record_of``), so the search cannot steer it through its public moves."""
         seat = s.actor
         assert seat is not None
         st = s.state
@@ -981,8 +1015,17 @@ class CrispSearch:
             return mean
 
         if s.window is not None:
+
+            def recorded(j: int, q: int) -> float:
+                j_plain, j_kept = self.record_of(s, j)
+                if j_plain[q]:
+                    return mean_low if j_kept[q] else mean_plain
+                return mean
+
             total = sum(mine)
-            others = min(sum(their(j, q) for q in range(3)) for j in range(st.seats) if j != seat)
+            others = min(
+                sum(recorded(j, q) for q in range(3)) for j in range(st.seats) if j != seat
+            )
             margin = 3.0 + 2.0 * (3 - sum(known))
             if r.turns_taken > 6 * st.seats:
                 margin -= 2.0
@@ -1065,20 +1108,28 @@ class CrispSearch:
 class HardBot(CrispBot):
     """SO-ISMCTS (``ismcts.search``) over ``CrispSearch`` within a CPU budget per decision.
 
-    Hard is medium plus a search of **the crisp call**, where medium's rule is coarsest: in
-    every window, *call* against *pass*, each played out in the same sampled worlds with
-    every seat -- this one too, afterwards -- playing the medium level
-    (``CrispSearch.rollout_action``), to the reveal or ``horizon_turns`` turns ahead.  That
-    is one step of policy improvement over medium: its relative rule ("clearly below every
-    opponent's expected total") becomes an estimate, over the worlds this seat's knowledge
-    allows, of what calling now and what waiting would score.
+    Hard is medium plus a search of every decision with more than one option, medium's
+    choice as the prior: the search replaces it only when the paired difference over the
+    same sampled worlds is ``confidence`` standard errors (``ismcts.search``), so an
+    underpowered search falls back on medium rather than on noise.  Each option is played out
+    with every seat -- this one too, afterwards -- playing the medium level
+    (``CrispSearch.rollout_action``), to the reveal or ``horizon_turns`` turns ahead: one
+    step of policy improvement over medium.
 
-    The moves of a turn are medium's (``search_picks`` searches them too; not the default: a
-    searched swap can learn to steer the simulated opponent's call -- a public signal its
-    rules read -- rather than to lower its own hand, and each costs a search).  Searching
-    only the final turn after another seat's call was tried and gained nothing measurable
-    (bench/RESULTS.md): the determiniser does not condition the caller's cards on its call.
-    The look is taken at once, as by every level; the budget defaults to 200 ms of CPU.
+    * **The crisp call**, in every window: call against pass.  Medium's relative rule
+      ("clearly below every opponent's expected total") becomes an estimate, over the worlds
+      this seat's knowledge allows, of what calling now and what waiting would score.
+    * **The moves of a turn** (``search_picks``; draw from the deck or the pile, which place
+      to swap, Jack, Queen).  Searched with ``frozen_record``: the simulated opponents' call
+      rule reads this seat's public swaps as they were at the decision, so the search cannot
+      learn to steer their call (a swap or a discard made to keep an opponent from calling)
+      instead of lowering its own hand -- a trick that would work on medium only.  Another
+      seat's window still open at the decision counts as passed (``CrispSearch``).
+
+    Searching only the final turn after another seat's call was tried and gained nothing
+    measurable (bench/RESULTS.md): the determiniser does not condition the caller's cards on
+    its call.  The look is taken at once, as by every level; the budget defaults to 200 ms of
+    CPU per decision.
     """
 
     level = "hard"
@@ -1087,8 +1138,8 @@ class HardBot(CrispBot):
     #: is nearly unbiased against medium; chosen on development runs in which 0, 1 and 2
     #: differed inside their intervals (bench/RESULTS.md, "Crisp")
     confidence = 1.0
-    #: search the moves of a turn too, not only the crisp call
-    search_picks = False
+    #: search the moves of a turn too, not only the crisp call (medium's move is the prior)
+    search_picks = True
 
     def __init__(self, budget: Budget | None = None, horizon_turns: int | None = None) -> None:
         super().__init__()
@@ -1106,15 +1157,21 @@ class HardBot(CrispBot):
         prior = medium_pick(k, det.view, legal)
         if not self.search_picks:
             return prior
-        choice = self._search(memory, k, now, rng, prior)
+        choice = self._search(memory, k, now, rng, prior, frozen_record=True)
         if not isinstance(choice, Action) or choice not in legal:
             raise AssertionError(f"search chose {choice!r}, not a legal action")  # pragma: no cover
         return choice
 
     def _search(
-        self, memory: Memory, k: Knowledge, now: int, rng: random.Random, prior: Hashable
+        self,
+        memory: Memory,
+        k: Knowledge,
+        now: int,
+        rng: random.Random,
+        prior: Hashable,
+        frozen_record: bool = False,
     ) -> Hashable:
-        game = CrispSearch(memory, k, now, self.horizon_turns)
+        game = CrispSearch(memory, k, now, self.horizon_turns, frozen_record=frozen_record)
         res = ismcts.search(
             game,
             memory.seat,
