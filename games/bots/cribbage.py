@@ -16,9 +16,11 @@ Everything here starts from a ``Memory`` (the seat's redacted views and events, 
    its view of the true state (tests/bots/test_bots_cribbage.py).
 3. The levels: ``RandomBot``, ``EasyBot`` (simple, a little random), ``MediumBot`` (discards to
    maximise the expected hand minus the crib -- plus it when dealing -- over every possible
-   starter, pegs safely), ``HardBot`` (SO-ISMCTS over ``CribbageSearch``: the engine's own
-   ``legal_actions``/``apply`` on determinisations, to the end of the hand's show, with the
-   rest of the play solved exactly in each world: ``best_peg``).
+   starter, pegs safely), ``HardBot`` (lays away by the exact expected hand and crib plus the
+   kept cards' pegging, solved exactly over sampled opponent hands; plays by SO-ISMCTS over
+   ``CribbageSearch``: the engine's own ``legal_actions``/``apply`` on determinisations, to
+   the end of the hand's show, with the rest of the play solved exactly in each world:
+   ``best_peg``).
 
 Only two moves exist (a lay-away and a card in the play); go, the counts and the show are the
 engine's.  A bot returns ``None`` only when its seat has nothing to do.
@@ -27,6 +29,7 @@ engine's.  A bot returns ``None`` only when its seat has nothing to do.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -379,6 +382,156 @@ def discard_values(
     return out
 
 
+# ------------------------------------------------------------------------------------------------
+# Exact lay-away expectations (hard): hand and crib, over every starter and opponent discard
+# ------------------------------------------------------------------------------------------------
+#: Fifteens, pairs and runs of five ranks (sorted), the part of a show that suits never touch:
+#: filled lazily (at most 6,175 multisets), shared by every hand and crib, every decision.
+_SHOW_RANKS: dict[tuple[int, ...], int] = {}
+
+
+def show_rank_points(ranks: tuple[int, ...]) -> int:
+    """The show's points of five sorted ranks without flush and nobs (C13-C16): fifteens (2
+    each), pairs (2 each), the longest run of three or more times its multiplicity.  Checked
+    against the engine's ``score_hand`` (tests/bots/test_bots_cribbage.py)."""
+    known = _SHOW_RANKS.get(ranks)
+    if known is not None:
+        return known
+    vals = [_rank_value(r) for r in ranks]
+    pts = 0
+    for n in range(2, 6):
+        pts += 2 * sum(1 for combo in combinations(vals, n) if sum(combo) == 15)
+    pts += 2 * sum(1 for a, b in combinations(ranks, 2) if a == b)
+    mult = {r: ranks.count(r) for r in ranks}
+    best_len, best_mult, run_len, run_mult, prev = 0, 0, 0, 1, None
+    for r in sorted(mult):
+        if prev is not None and r == prev + 1:
+            run_len += 1
+            run_mult *= mult[r]
+        else:
+            run_len, run_mult = 1, mult[r]
+        if run_len > best_len:
+            best_len, best_mult = run_len, run_mult
+        prev = r
+    if best_len >= 3:
+        pts += best_len * best_mult
+    _SHOW_RANKS[ranks] = pts
+    return pts
+
+
+def _rank_counts(unseen: Sequence[str]) -> list[int]:
+    counts = [0] * 14
+    for c in unseen:
+        counts[rank(c)] += 1
+    return counts
+
+
+def _suit_counts(unseen: Sequence[str]) -> dict[str, int]:
+    out = dict.fromkeys("CDHS", 0)
+    for c in unseen:
+        out[c[1]] += 1
+    return out
+
+
+def exact_hand(keep: Sequence[str], unseen: Sequence[str]) -> float:
+    """The exact average show of ``keep`` over every starter in ``unseen`` -- what
+    ``expected_hand`` computes with 46 engine scorings, from the rank table and two suit
+    terms (the flush: 4, or 5 with a starter of its suit; nobs: a kept Jack whose suit the
+    starter has)."""
+    n = len(unseen)
+    counts = _rank_counts(unseen)
+    suits = _suit_counts(unseen)
+    kr = [rank(c) for c in keep]
+    total = 0
+    for r in range(1, 14):
+        if counts[r]:
+            total += counts[r] * show_rank_points(tuple(sorted((*kr, r))))
+    extra = 0.0
+    if len({c[1] for c in keep}) == 1:
+        extra += 4 + suits[keep[0][1]] / n
+    for c in keep:
+        if c[0] == "J":
+            extra += suits[c[1]] / n
+    return total / n + extra
+
+
+def exact_crib(discard: Sequence[str], unseen: Sequence[str]) -> float:
+    """The exact average crib for the seat's two ``discard``\\ s: over every pair of unseen
+    cards the opponent may lay away and every starter among the rest, all equally likely
+    (what medium samples 60 of).  The rank part depends only on the three unknown cards as a
+    set, so it is a sum over the multisets of three unseen ranks (at most 455); the flush
+    (all five of one suit, C17) and nobs (a Jack in the crib, the starter of its suit) in
+    closed form.  Checked against brute force over the engine's ``score_hand``."""
+    n = len(unseen)
+    counts = _rank_counts(unseen)
+    suits = _suit_counts(unseen)
+    d0, d1 = rank(discard[0]), rank(discard[1])
+    total = 0
+    weight = 0
+    for a in range(1, 14):
+        ca = counts[a]
+        if not ca:
+            continue
+        for b in range(a, 14):
+            cb = counts[b] - (a == b)
+            if cb <= 0:
+                continue
+            for c in range(b, 14):
+                cc = counts[c] - (a == c) - (b == c)
+                if cc <= 0:
+                    continue
+                # Ways to pick cards of ranks a <= b <= c as a set (multiset coefficients).
+                if a == b == c:
+                    w = comb(counts[a], 3)
+                elif a == b:
+                    w = comb(counts[a], 2) * counts[c]
+                elif b == c:
+                    w = counts[a] * comb(counts[b], 2)
+                else:
+                    w = counts[a] * counts[b] * counts[c]
+                weight += w
+                total += w * show_rank_points(tuple(sorted((d0, d1, a, b, c))))
+    ev = total / weight
+    pairs = comb(n, 2)
+    if discard[0][1] == discard[1][1]:
+        u = suits[discard[0][1]]
+        ev += 5 * comb(u, 2) * (u - 2) / (pairs * (n - 2))
+    for c in discard:
+        if c[0] == "J":
+            ev += suits[c[1]] / n  # the starter is any unseen card, equally likely
+    for c in unseen:
+        if c[0] == "J":
+            # This Jack among the opponent's two, the starter another card of its suit.
+            ev += (suits[c[1]] - 1) / pairs
+    return ev
+
+
+def exact_discard_values(
+    six: Sequence[str], unseen: Sequence[str], dealer: bool
+) -> list[tuple[float, tuple[str, str]]]:
+    """``discard_values`` without sampling: for every lay-away, the exact expected hand plus
+    (dealing) or minus (pone) the exact expected crib.  Medium's 60 sampled cribs put about
+    half a point of noise between two lay-aways; this is the ranking hard builds on."""
+    sign = 1.0 if dealer else -1.0
+    out = []
+    crib_memo: dict[tuple[int, int, str, str], float] = {}
+    for d in combinations(six, 2):
+        keep = [c for c in six if c not in d]
+        # The crib depends on the discard's ranks, whether it is suited and which Jack it
+        # holds: lay-aways equal in those share one computation.
+        key = (
+            rank(d[0]),
+            rank(d[1]),
+            d[0][1] if d[0][1] == d[1][1] else "",
+            "".join(sorted(c for c in d if c[0] == "J")),
+        )
+        crib = crib_memo.get(key)
+        if crib is None:
+            crib = crib_memo[key] = exact_crib(d, unseen)
+        out.append((exact_hand(keep, unseen) + sign * crib, (d[0], d[1])))
+    return out
+
+
 def _peg_points(sequence: Sequence[str], card: str) -> int:
     return score_pegging([*sequence, card]).points
 
@@ -703,6 +856,51 @@ def peg_position(r: Any) -> PegPosition:
     )
 
 
+def peg_estimates(
+    six: Sequence[str],
+    discards: Sequence[tuple[str, str]],
+    unseen: Sequence[str],
+    dealer: bool,
+    budget: Budget,
+    rng: random.Random,
+) -> tuple[dict[tuple[str, str], float], int]:
+    """The expected pegging (the seat's points minus the opponent's over the whole play) of
+    keeping what each of ``discards`` leaves, estimated over sampled opponent hands: six
+    unseen cards, of which it keeps four by the rollout's rule (``_quick_lay_away``), the play
+    then solved exactly (``peg_value``; the pone leads, C6).  Every lay-away meets the same
+    hands (common random numbers), so their differences are sharper than each mean; as many
+    hands as ``budget`` allows (its ``max_iterations`` caps them).  Perfect information flatters
+    both seats alike -- what the difference between two keeps is meant to show is which four
+    cards peg better, which is mostly about ranks: fives, low cards for a go, pairs.  Returns
+    the estimates and how many hands they rest on."""
+    t0 = time.thread_time()
+    keeps = {d: tuple(sorted(rank(c) for c in six if c not in d)) for d in discards}
+    sums = dict.fromkeys(discards, 0.0)
+    me_to_lead = 0 if not dealer else 1  # the seat is 0 in the position; the pone leads
+    pool = list(unseen)
+    worlds = 0
+    # A margin: a world's cost varies (a fresh play costs ~1.4 ms to solve, a memo hit ~0),
+    # and the memo dict's growth lands in a world now and then.
+    limit = 0.85 * budget.cpu_ms / 1000.0
+    cap = budget.max_iterations
+    last, slowest = t0, 0.0
+    while True:
+        opp6 = rng.sample(pool, 6)
+        opp_keep = [c for c in opp6 if c not in _quick_lay_away(opp6, not dealer).cards]
+        theirs = tuple(sorted(rank(c) for c in opp_keep))
+        for d in discards:
+            sums[d] += peg_value(((keeps[d], theirs), (), 0, (False, False), me_to_lead))
+        worlds += 1
+        if cap is not None and worlds >= cap:
+            break
+        now = time.thread_time()
+        slowest = max(slowest, now - last)
+        last = now
+        if now - t0 + 1.5 * slowest >= limit:  # stop before a world would overrun
+            break
+    return {d: s / worlds for d, s in sums.items()}, worlds
+
+
 # ================================================================================================
 # Hard: SO-ISMCTS over the engine
 # ================================================================================================
@@ -841,38 +1039,70 @@ def score_pegging_free(keep: Sequence[str]) -> int:
 
 
 class HardBot(CribbageBot):
-    """SO-ISMCTS (``ismcts.search``) over ``CribbageSearch`` within a CPU budget per decision.
+    """The lay-away by exact expectation plus pegging, the play by SO-ISMCTS
+    (``ismcts.search``) over ``CribbageSearch``, within a CPU budget per decision.
 
-    The lay-away searches the medium level's best ``candidates`` lay-aways (by expected hand
-    and crib): with fifteen choices and a few hundred sampled worlds the search could not tell
-    close ones apart, and the heuristic's ranking is reliable about which ones are close.  The
-    search then adds what the heuristic ignores -- the pegging, and the hand played out
-    against this particular opponent's possible cards.  Every card in the play is searched;
-    its play-outs play the rest of the play perfectly in each world (``best_peg``), so a card
-    is judged by its exact pegging value averaged over the worlds the seat cannot tell apart.
+    The lay-away (``best_lay_away``) is not searched: playing a lay-away out to the show adds
+    the show's noise to every world, and with three to five worlds per lay-away at 200 ms the
+    search never passed the two-standard-error test against medium's choice (bench/RESULTS.md,
+    session 5).  Instead the hand and the crib are valued exactly (``exact_discard_values``:
+    every starter, every pair the opponent may lay away -- medium samples 60 cribs), and the
+    pegging -- which medium ignores -- is added for the best few by the exact play solver over
+    sampled opponent hands (``peg_estimates``).  Every card in the play is searched, with
+    medium's card as the prior; its play-outs play the rest of the play perfectly in each
+    world (``best_peg``), so a card is judged by its exact pegging value averaged over the
+    worlds the seat cannot tell apart.
     """
 
     level = "hard"
     #: standard errors by which a searched move must beat the medium choice (``ismcts.search``)
     confidence = 2.0
-    candidates = 5
+    #: lay-aways whose pegging is estimated: the best by exact hand and crib, at most this
+    #: many, and only those within ``peg_window`` points of the best (pegging rarely makes up
+    #: more between two keeps)
+    candidates = 6
+    peg_window = 3.0
 
     def __init__(self, budget: Budget | None = None) -> None:
         super().__init__()
         self.budget = budget or Budget()
         self.last: ismcts.SearchResult[Any] | None = None
+        self.last_lay_away: dict[tuple[str, str], float] = {}
 
     def lay_away(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
-        vals = discard_values(
-            k.six,
-            k.unseen(),
-            memory.view["dealer"] == memory.seat,  # type: ignore[index]
-            rng,
-            MediumBot.crib_samples,
-        )
+        """The exact expected hand and crib (``exact_discard_values``) plus the expected
+        pegging of the kept four (``peg_estimates``) -- no search of the show: its noise is
+        what kept the earlier lay-away search from ever passing the two-standard-error test."""
+        trim_memos()  # before the budget is read: its cost counts against this decision
+        dealer = memory.view["dealer"] == memory.seat  # type: ignore[index]
+        budget = self.remaining(self.budget)
+        return Action.lay_away(*self.best_lay_away(k.six, k.unseen(), dealer, budget, rng))
+
+    def best_lay_away(
+        self,
+        six: Sequence[str],
+        unseen: Sequence[str],
+        dealer: bool,
+        budget: Budget,
+        rng: random.Random,
+    ) -> tuple[str, str]:
+        """The two cards to lay away from ``six``: the best exact hand and crib
+        (``exact_discard_values``) plus estimated pegging (``peg_estimates``) among the
+        lay-aways close enough to the best for the pegging to matter.  ``stats.overrides``
+        counts the lay-aways the pegging moved off the exact ranking's best."""
+        vals = exact_discard_values(six, unseen, dealer)
         vals.sort(reverse=True)
-        roots = [Action.lay_away(a, b) for _, (a, b) in vals[: self.candidates]]
-        return self._search(memory, k, now, rng, roots, prior=roots[0])
+        top = vals[0][0]
+        cands = [d for v, d in vals[: self.candidates] if v >= top - self.peg_window]
+        self.last_lay_away = {d: v for v, d in vals}
+        best = cands[0]
+        if len(cands) > 1:
+            pegs, worlds = peg_estimates(six, cands, unseen, dealer, budget, rng)
+            self.stats.iterations += worlds
+            best = max(cands, key=lambda d: self.last_lay_away[d] + pegs[d])
+        self.stats.searches += 1
+        self.stats.overrides += best != vals[0][1]
+        return best
 
     def play(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         v = memory.view
@@ -939,7 +1169,12 @@ __all__ = [
     "RandomBot",
     "check_view",
     "discard_values",
+    "exact_crib",
+    "exact_discard_values",
+    "exact_hand",
     "legal_now",
+    "peg_estimates",
     "safe_peg",
+    "show_rank_points",
     "track",
 ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import random
 from collections.abc import Iterator
+from itertools import combinations
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ from hypothesis import strategies as st_
 
 from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
 from games.bots.arena import play_game
-from games.bots.cribbage import BOTS, Determiniser, MediumBot, track
+from games.bots.cribbage import BOTS, Determiniser, MediumBot, discard_values, track
 from games.engines import cribbage as engine
 from games.engines.cribbage import (
     FULL_DECK,
@@ -239,7 +240,8 @@ def test_hard_search_respects_the_iteration_cap_and_returns_a_legal_move() -> No
     bot = bot_for(KIND, "hard", budget=Budget(10_000, max_iterations=20))
     wire = bot.decide(m, 0, random.Random(1))
     assert Action.from_wire(wire) in legal_actions(st, 0, 0)
-    assert bot.last is not None and bot.last.iterations == 20  # type: ignore[attr-defined]
+    # The lay-away's pegging estimate samples at most that many opponent hands.
+    assert bot.stats.iterations == 20  # type: ignore[attr-defined]
 
 
 # -- fairness: the shape of the inputs --------------------------------------------------------
@@ -421,3 +423,111 @@ def test_the_solvers_pegging_in_ranks_scores_as_the_engine() -> None:
             want = engine.score_pegging(cards).points
             assert peg_points(tuple(engine.rank(x) for x in cards)) == want, cards
             checked += 1
+
+
+# -- hard's lay-away: exact hand and crib, pegging over sampled hands ------------------------
+def _unseen(six: list[str]) -> list[str]:
+    return [c for c in FULL_DECK if c not in six]
+
+
+def test_the_lay_aways_rank_table_scores_as_the_engine() -> None:
+    """``show_rank_points`` (fifteens, pairs, runs of five ranks) equals the engine's show
+    without its suit items, on random fives and on the hands whose runs multiply."""
+    from games.bots.cribbage import show_rank_points
+
+    rng = random.Random(11)
+    fives = [rng.sample(FULL_DECK, 5) for _ in range(3000)]
+    fives += [
+        ["3C", "3D", "4H", "5S", "5C"],  # a double double run
+        ["3C", "3D", "3H", "4S", "5C"],  # a triple run
+        ["5C", "5D", "5H", "JS", "5S"],  # 29 without its nobs
+        ["9C", "TD", "JH", "QS", "KC"],  # a run of five
+    ]
+    for five in fives:
+        sc = engine.score_hand(five[:4], five[4], is_crib=False)
+        suits = sum(i.points for i in sc.items if i.kind in ("flush", "nobs"))
+        ranks = tuple(sorted(engine.rank(c) for c in five))
+        assert show_rank_points(ranks) == sc.total - suits, five
+
+
+def test_the_exact_hand_is_the_engines_average_over_every_starter() -> None:
+    from games.bots.cribbage import exact_hand, expected_hand
+
+    rng = random.Random(12)
+    keeps = [rng.sample(FULL_DECK, 4) for _ in range(40)]
+    keeps += [["2H", "5H", "9H", "JH"], ["JC", "JD", "5S", "5C"]]  # a flush and Jacks
+    for keep in keeps:
+        seen = [*keep, *rng.sample([c for c in FULL_DECK if c not in keep], 2)]
+        unseen = _unseen(seen)
+        assert abs(exact_hand(keep, unseen) - expected_hand(keep, unseen)) < 1e-9, keep
+
+
+def _brute_crib(discard: tuple[str, str], unseen: list[str]) -> float:
+    """Every pair the opponent may lay away, every starter among the rest, by the engine."""
+    total = n = 0
+    for a, b in combinations(unseen, 2):
+        for s in unseen:
+            if s not in (a, b):
+                total += engine.score_hand([*discard, a, b], s, is_crib=True).total
+                n += 1
+    return total / n
+
+
+def test_the_exact_crib_is_the_average_over_every_opponent_discard_and_starter() -> None:
+    """``exact_crib`` against brute force through ``score_hand``: small pools of unseen cards
+    rich in one suit and in Jacks (flushes and nobs), and one real 46-card case."""
+    from games.bots.cribbage import exact_crib
+
+    rng = random.Random(13)
+    cases: list[tuple[tuple[str, str], list[str]]] = []
+    for _ in range(12):
+        cards = rng.sample(FULL_DECK, 20)
+        hearts = [c for c in FULL_DECK if c[1] == "H" and c not in cards]
+        jacks = [c for c in FULL_DECK if c[0] == "J" and c not in cards]
+        discard = (cards[0], cards[1])
+        pool = sorted({*cards[2:], *hearts[:4], *jacks[:2]} - set(discard))
+        cases.append((discard, pool))
+    cases.append((("JH", "5H"), ["2H", "3H", "4H", "6H", "9H", "JC", "JS", "5C", "TD", "KS"]))
+    six = ["JH", "5H", "5S", "TH", "2C", "KD"]
+    cases.append((("JH", "5H"), _unseen(six)))
+    for discard, pool in cases:
+        assert abs(exact_crib(discard, pool) - _brute_crib(discard, pool)) < 1e-9, discard
+
+
+def test_hard_keeps_the_four_that_peg_better_where_hand_and_crib_are_close() -> None:
+    """Pone holding 2-2-2-6-6-9: by hand and crib alone (medium's rule, here exact) it lays
+    away the sixes; the 2-2-6-6 it keeps by laying away 2-9 pegs about 1.6 points better,
+    more than the 0.7 points of hand and crib it gives up -- hard lays away 2-9."""
+    from games.bots.cribbage import HardBot, exact_discard_values
+
+    six = ["2D", "2H", "2S", "6C", "6S", "9H"]
+    unseen = _unseen(six)
+    _, exact_best = max(exact_discard_values(six, unseen, dealer=False))
+    assert exact_best == ("6C", "6S")
+    medium = [max(discard_values(six, unseen, False, random.Random(s), 60))[1] for s in range(9)]
+    assert medium.count(("6C", "6S")) > len(medium) / 2
+    budget = Budget(10_000, max_iterations=200)
+    for seed in range(3):
+        hard = HardBot(budget)
+        assert hard.best_lay_away(six, unseen, False, budget, random.Random(seed)) == (
+            "2S",
+            "9H",
+        )
+        assert hard.stats.overrides == 1
+
+
+def test_every_lay_away_meets_the_same_sampled_opponent_hands() -> None:
+    """Common random numbers: a lay-away's pegging estimate is the same whichever others are
+    estimated beside it (the worlds do not depend on the candidates), and the cap holds."""
+    from games.bots.cribbage import peg_estimates
+
+    six = ["AS", "2H", "3H", "6H", "8S", "9S"]
+    unseen = _unseen(six)
+    budget = Budget(10_000, max_iterations=30)
+    both, worlds = peg_estimates(
+        six, [("2H", "3H"), ("6H", "8S")], unseen, True, budget, random.Random(5)
+    )
+    alone, _ = peg_estimates(six, [("6H", "8S")], unseen, True, budget, random.Random(5))
+    assert worlds == 30
+    assert both[("6H", "8S")] == alone[("6H", "8S")]
+    assert both[("6H", "8S")] != both[("2H", "3H")]
