@@ -928,13 +928,11 @@ class CribbageSearch:
         memory: Memory,
         knowledge: Knowledge,
         now: int,
-        root_actions: Sequence[Action] | None = None,
     ) -> None:
         self.seat = memory.seat
         self.det = Determiniser(memory, knowledge)
         self.now = now
         self.round = knowledge.round
-        self.root_actions = list(root_actions) if root_actions is not None else None
 
     def sample(self, rng: random.Random) -> _Sim:
         return _Sim(self.det.sample(rng), self.now)
@@ -953,10 +951,7 @@ class CribbageSearch:
     def actions(self, s: _Sim) -> Sequence[Hashable]:
         seat = self.to_move(s)
         assert seat is not None
-        st = s.state
-        if self.root_actions is not None and st.round.phase == "lay_away" and seat == self.seat:
-            return self.root_actions
-        return legal_actions(st, seat, s.now)
+        return legal_actions(s.state, seat, s.now)
 
     def play(self, s: _Sim, action: Hashable) -> Hashable:
         assert isinstance(action, Action)
@@ -1115,7 +1110,7 @@ class HardBot(CribbageBot):
             det.pool,
             k.opp_hand_size,
         )
-        return self._search(memory, k, now, rng, None, prior=Action.play(prior))
+        return self._search(memory, k, now, rng, prior=Action.play(prior))
 
     def _search(
         self,
@@ -1123,15 +1118,13 @@ class HardBot(CribbageBot):
         k: Knowledge,
         now: int,
         rng: random.Random,
-        roots: list[Action] | None,
         prior: Action | None = None,
     ) -> Action:
-        """The search, with the medium choice as its ``prior``: kept unless a root action is
-        better by two standard errors of its paired advantage.  Without it (the code before
-        issue 11's strength work) hard took the best *mean* of a few dozen noisy play-outs,
-        i.e. often a lay-away the exact expectation ranks below medium's."""
+        """The search of a card in the play, with medium's card as its ``prior``: kept unless
+        another card is better by two standard errors of its paired advantage.  Without a
+        prior hard took the best *mean* of a few dozen noisy play-outs."""
         trim_memos()  # before ``remaining``: its cost counts against this decision's budget
-        game = CribbageSearch(memory, k, now, roots)
+        game = CribbageSearch(memory, k, now)
         res = ismcts.search(
             game,
             memory.seat,
