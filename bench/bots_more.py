@@ -2,6 +2,8 @@
 
 Run:  python bench/bots_more.py --game cribbage [--minutes 18] [--hard-ms 25] [--cpu-decisions 40]
                                  [--pairings hard:medium] [--duplicate]
+                                 [--first-deal N] [--jsonl FILE]
+      python bench/bots_more.py --game cribbage --combine FILE [FILE ...]
       python bench/bots_more.py --game triple_crown [...]
 
 The companion of ``bench/bots.py`` (Crisp) for the two other games; same referee
@@ -21,7 +23,13 @@ as many games as its speed allows and the table says how many (``n``).
 ``--duplicate`` plays every deal twice with the seats swapped (the same seed: the same cut and
 the same cards at each seat, hand by hand), so the luck of the cards cancels out of the pair;
 A's margin is then given per game with its interval computed over deals.  The win share's
-Wilson interval still counts games, which overstates its width for such pairs (conservative).
+Wilson interval still counts games, which overstates its width for such pairs (conservative);
+beside it, "over N deals" is the win share with its normal 95 % interval over the deals (each
+deal scores 0, 1/2 or 1 for A), the paired measure.
+
+Longer tournaments on both cores: run two processes side by side on disjoint deals
+(``--first-deal 10000`` and ``--first-deal 20000``), each with ``--jsonl FILE``, then
+``--combine FILE FILE`` prints the table over all their games.
 
 CPU per decision is ``time.thread_time`` of the ``decide`` calls that returned a move, per
 level.  Hard searches within a CPU budget per decision; the product's default is 200 ms,
@@ -34,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import json
 import math
 import random
 import sys
@@ -87,10 +96,14 @@ class Pairing:
         self.wall = 0.0
         self.duplicate = False
         self.deal_margin: list[float] = []  # duplicate: A's margin summed over a deal's two games
+        self.win_list: list[float] = []  # A's win share, game by game
+        self.deal_win: list[float] = []  # duplicate: A's mean win share over a deal's two games
 
-    def play(self, hard_ms: float, confidence: float | None = None) -> None:
+    def play(self, hard_ms: float, confidence: float | None = None, first_deal: int = 0) -> dict:
+        """Play the next game of this pairing, tally it, and return its record (one line of
+        ``--jsonl``: enough to rebuild the tally with ``--combine``)."""
         kind, a, b, g = self.kind, self.a, self.b, self.games
-        deal = g // 2 if self.duplicate else g
+        deal = first_deal + (g // 2 if self.duplicate else g)
         n = SEATS[kind]
         budget = Budget(hard_ms)
         if n == 2:
@@ -103,24 +116,54 @@ class Pairing:
                 bot.confidence = confidence  # type: ignore[attr-defined]
         t0 = time.perf_counter()
         rec = play_game(kind, bots, seed=f"bench-more:{kind}:{a}:{b}:{deal}", freeze_gc=True)
-        self.wall += time.perf_counter() - t0
+        wall = time.perf_counter() - t0
         mine = [i for i, lv in enumerate(pattern) if lv == a]
         theirs = [i for i, lv in enumerate(pattern) if lv == b]
-        self.wins += sum(1 for w in rec.winners if w in mine) / len(rec.winners)
+        win = sum(1 for w in rec.winners if w in mine) / len(rec.winners)
         if n == 2:
-            self.margin.append(rec.scores[mine[0]] - rec.scores[theirs[0]])
+            margin = rec.scores[mine[0]] - rec.scores[theirs[0]]
         else:
             hands = max(1, len(rec.rounds))
             pa = sum(rec.scores[i] for i in mine) / len(mine)
             pb = sum(rec.scores[i] for i in theirs) / len(theirs)
-            self.margin.append((pa - pb) / hands)
-        if self.duplicate and g % 2:
+            margin = (pa - pb) / hands
+        record = {
+            "kind": kind,
+            "a": a,
+            "b": b,
+            "deal": deal,
+            "game": g,
+            "duplicate": self.duplicate,
+            "hard_ms": hard_ms,
+            "win": win,
+            "margin": margin,
+            "wall": wall,
+            "cpu": {
+                lv: [
+                    sum(rec.seats[i].action_cpu_s for i, x in enumerate(pattern) if x == lv),
+                    sum(rec.seats[i].actions for i, x in enumerate(pattern) if x == lv),
+                    max(rec.seats[i].max_cpu_s for i, x in enumerate(pattern) if x == lv),
+                ]
+                for lv in (a, b)
+            },
+        }
+        self.add(record)
+        return record
+
+    def add(self, record: dict) -> None:
+        """Tally one game's record (from ``play`` or a ``--jsonl`` file).  In duplicate mode
+        a deal's two games arrive one after the other (the second has an odd ``game``)."""
+        self.wall += record["wall"]
+        self.wins += record["win"]
+        self.margin.append(record["margin"])
+        self.win_list.append(record["win"])
+        if self.duplicate and record["game"] % 2:
             self.deal_margin.append(self.margin[-1] + self.margin[-2])
-        for i, lv in enumerate(pattern):
-            s = rec.seats[i]
-            self.cpu[lv][0] += s.action_cpu_s
-            self.cpu[lv][1] += s.actions
-            self.worst[lv] = max(self.worst[lv], s.max_cpu_s)
+            self.deal_win.append((self.win_list[-1] + self.win_list[-2]) / 2)
+        for lv, (t, k, worst) in record["cpu"].items():
+            self.cpu[lv][0] += t
+            self.cpu[lv][1] += k
+            self.worst[lv] = max(self.worst[lv], worst)
         self.games += 1
 
     def row(self) -> str:
@@ -137,9 +180,13 @@ class Pairing:
             dm, dh = mean_ci(self.deal_margin)
             m, h = dm / 2, dh / 2
             unit += ", paired by deal"
+        paired = ""
+        if self.duplicate and self.deal_win:
+            pm, ph = mean_ci(self.deal_win)
+            paired = f"; over {len(self.deal_win)} deals {100 * pm:.1f} ± {100 * ph:.1f} %"
         return (
             f"| {self.a} vs {self.b} | {self.games} | {100 * p:.1f} % "
-            f"[{100 * lo:.1f}, {100 * hi:.1f}] | {m:+.2f} ± {h:.2f} {unit} "
+            f"[{100 * lo:.1f}, {100 * hi:.1f}]{paired} | {m:+.2f} ± {h:.2f} {unit} "
             f"| {cpu(self.a)} / {cpu(self.b)} "
             f"| {1000 * self.worst[self.a]:.1f} / {1000 * self.worst[self.b]:.1f} |"
         )
@@ -180,6 +227,52 @@ def cpu_at_default(kind: str, decisions: int) -> str:
     )
 
 
+TABLE_HEAD = (
+    "| pairing (A vs B) | games | A's win share [95 % CI] | A's margin ± 95 % "
+    "| CPU ms/decision A / B | max CPU ms/decision A / B |\n|---|---|---|---|---|---|"
+)
+
+
+def combine(kind: str, files: list[str]) -> None:
+    """Print one table over the games of several runs (``--jsonl`` files), pairing by pairing.
+
+    Runs side by side on disjoint deals make one longer tournament; the deals of each file stay
+    in order, so a duplicate deal's two games stay together.  A deal recorded twice (two runs
+    over the same range) is an error: it would count the same cards twice."""
+    pairs: dict[tuple[str, str], Pairing] = {}
+    seen: set[tuple[str, str, int, int]] = set()
+    hard_ms: set[float] = set()
+    for name in files:
+        with open(name) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        records = [r for r in records if r["kind"] == kind]
+        by_pairing: dict[tuple[str, str], list[dict]] = {}
+        for r in records:
+            by_pairing.setdefault((r["a"], r["b"]), []).append(r)
+        for (a, b), rs in by_pairing.items():
+            if rs[0]["duplicate"] and rs[-1]["game"] % 2 == 0:
+                rs.pop()  # the run stopped between a deal's two games: that deal is incomplete
+            p = pairs.get((a, b))
+            if p is None:
+                p = pairs[(a, b)] = Pairing(kind, a, b)
+                p.duplicate = rs[0]["duplicate"] if rs else False
+            for i, r in enumerate(rs):
+                key = (a, b, r["deal"], r["game"] % 2)
+                if key in seen:
+                    raise SystemExit(f"{name}: deal {r['deal']} of {a}:{b} recorded twice")
+                if p.duplicate and r["game"] % 2 != i % 2:
+                    raise SystemExit(f"{name}: deal {r['deal']} of {a}:{b} is out of order")
+                seen.add(key)
+                hard_ms.add(r["hard_ms"])
+                p.add(r)
+    ms = ", ".join(f"{x:g}" for x in sorted(hard_ms))
+    print(f"## {kind}, combined from {len(files)} runs (hard at {ms} ms CPU/decision)")
+    print()
+    print(TABLE_HEAD)
+    for p in pairs.values():
+        print(p.row())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", choices=sorted(SEATS), required=True)
@@ -205,8 +298,25 @@ def main() -> None:
         help="play every deal twice, seats swapped (the same cards: luck cancels out of the "
         "paired margin)",
     )
+    ap.add_argument(
+        "--first-deal",
+        type=int,
+        default=0,
+        help="the first deal's number (its seed); runs side by side take disjoint ranges",
+    )
+    ap.add_argument("--jsonl", default="", help="append every game's record to this file")
+    ap.add_argument(
+        "--combine",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="play nothing: print the table of the games recorded in these --jsonl files",
+    )
     args = ap.parse_args()
     kind = args.game
+    if args.combine:
+        combine(kind, args.combine)
+        return
     engine_for(kind)
     if args.pairings:
         chosen = [tuple(p.split(":")) for p in args.pairings.split(",")]
@@ -230,7 +340,10 @@ def main() -> None:
         if not open_:
             break
         p = min(open_, key=lambda p: (p.wall, p.games))
-        p.play(args.hard_ms, args.confidence)
+        record = p.play(args.hard_ms, args.confidence, args.first_deal)
+        if args.jsonl:
+            with open(args.jsonl, "a") as out:
+                out.write(json.dumps(record) + "\n")
         if time.perf_counter() - last > args.every:
             last = time.perf_counter()
             print(f"... {last - t0:.0f} s, games {[p.games for p in pairs]}", flush=True)
@@ -242,11 +355,7 @@ def main() -> None:
         f"{time.perf_counter() - t0:.0f} s)"
     )
     print()
-    print(
-        "| pairing (A vs B) | games | A's win share [95 % CI] | A's margin ± 95 % "
-        "| CPU ms/decision A / B | max CPU ms/decision A / B |"
-    )
-    print("|---|---|---|---|---|---|")
+    print(TABLE_HEAD)
     for p in pairs:
         print(p.row())
     print()
