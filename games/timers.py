@@ -14,7 +14,9 @@ when it is scheduled and a share of one Lua call when it is due.
 * `TimerLoop`, one thread per Celery worker process (`crisp_site/celery.py` starts it once the
   process is set up), pops what is due -- atomically, so several workers never fire the same
   entry twice -- and hands each to a few threads that ask the service layer to fire it
-  (`services.game_fire_deadline`).  Then it waits for the next due instant: far off, blocked on
+  (`services.game_fire_deadline`); it pops no more than those threads can soon take
+  (``backlog``), so what one busy worker cannot fire yet waits in Redis for another's loop.
+  Then it waits for the next due instant: far off, blocked on
   the wake-up list (`BLPOP`), so a new earlier deadline wakes it at once; within the last
   ``_NEAR`` seconds, in a precise sleep of its own (Redis times a `BLPOP` out only to its
   100 ms tick).  It never waits longer than ``CRISP_TIMER_MAX_SLEEP_MS``.  Polling instead
@@ -150,23 +152,51 @@ class TimerLoop(threading.Thread):
         max_sleep_ms: float,
         threads: int,
         batch: int = 200,
+        backlog: int | None = None,
         fire: Callable[[int, str], None] = fire,
     ) -> None:
         super().__init__(name="crisp-timers", daemon=True)
         self.client = client
         self.max_sleep = max_sleep_ms / 1000.0
         self.batch = batch
+        #: Entries popped and not yet fired, at most: the firing threads plus as many waiting.
+        #: Why a bound: an overloaded worker that popped everything due would queue it in its
+        #: own memory, late, while an idle worker's loop found the set empty (and a killed
+        #: worker would lose the lot to the sweep).  Bounded, what this worker cannot fire yet
+        #: stays in Redis for whichever loop is free.
+        self.backlog = backlog if backlog is not None else 2 * threads
         self.fire = fire
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="crisp-timer")
         self.stopping = threading.Event()
         self.fired = 0
+        self.in_flight = 0
+        self._slots = threading.Condition()
+
+    def _free_slots(self) -> int:
+        """Wait (up to 0.1 s at a time, for ``stop``) until a popped entry may be taken on;
+        how many may."""
+        with self._slots:
+            while self.in_flight >= self.backlog and not self.stopping.is_set():
+                self._slots.wait(0.1)
+            return self.backlog - self.in_flight
+
+    def _fire_one(self, game_id: int, key: str) -> None:
+        try:
+            self.fire(game_id, key)
+        finally:
+            with self._slots:
+                self.in_flight -= 1
+                self._slots.notify()
 
     def run(self) -> None:
         failing = False
         while not self.stopping.is_set():
+            limit = min(self.batch, self._free_slots())
+            if self.stopping.is_set():
+                break
             now = int(time.time() * 1000)
             try:
-                due, nxt = pop_due(self.client, now, self.batch)
+                due, nxt = pop_due(self.client, now, limit)
             except redis.RedisError:
                 if not failing:  # once per outage, not 100 lines a second
                     logger.warning("timers: Redis unavailable; the sweep enforces deadlines")
@@ -180,8 +210,8 @@ class TimerLoop(threading.Thread):
             self.fired += handed
             if handed < len(due):
                 return  # the process is shutting down; what it popped is back in the set
-            if len(due) == self.batch:
-                continue  # more are due now
+            if len(due) == limit:
+                continue  # more may be due now (or the firing threads are all busy)
             wait = self.max_sleep if nxt is None else min(self.max_sleep, (nxt - now) / 1000.0)
             if wait <= 0:
                 continue
@@ -202,9 +232,13 @@ class TimerLoop(threading.Thread):
         quietly instead of dying with a traceback and leaving them to the sweep.
         """
         for i, (game_id, key) in enumerate(due):
+            with self._slots:
+                self.in_flight += 1
             try:
-                self.pool.submit(self.fire, game_id, key)
+                self.pool.submit(self._fire_one, game_id, key)
             except RuntimeError:
+                with self._slots:
+                    self.in_flight -= 1
                 self.stopping.set()
                 left = due[i:]
                 now = datetime.now(tz=UTC)
@@ -224,7 +258,8 @@ class TimerLoop(threading.Thread):
         # Wake it from its BLPOP (a token another process's loop takes is harmless).
         with contextlib.suppress(redis.RedisError):
             self.client.rpush(wake_key(), "stop")
-        self.join(timeout)
+        if self.ident is not None:  # started (joining a thread never started raises)
+            self.join(timeout)
         self.pool.shutdown(wait=True)
 
 

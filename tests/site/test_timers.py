@@ -98,6 +98,48 @@ def test_the_loop_fires_when_due_never_early_and_survives_a_failing_firing(
     assert loop.fired == 3 and client.zcard(timers.set_key()) == 0
 
 
+def test_a_busy_loop_pops_no_more_than_it_can_fire_and_leaves_the_rest_to_another(
+    client: redis.Redis,
+) -> None:
+    """A worker whose firing threads are all stuck (an overloaded database, say) must not pop
+    everything due into its own queue: it takes its backlog (threads + as many waiting) and
+    leaves the rest in Redis, where an idle worker's loop fires it at once."""
+    gate = threading.Event()
+    stuck: list[str] = []
+    free: list[str] = []
+    all_free = threading.Event()
+
+    def stuck_fire(game_id: int, key: str) -> None:
+        stuck.append(key)
+        gate.wait(20)
+
+    def free_fire(game_id: int, key: str) -> None:
+        free.append(key)
+        if len(free) == 26:
+            all_free.set()
+
+    timers.add(client, 8, [(f"k{i:02}", _at(-1)) for i in range(30)])
+    busy = timers.TimerLoop(client, max_sleep_ms=200, threads=2, fire=stuck_fire)
+    assert busy.backlog == 4
+    other = timers.TimerLoop(client, max_sleep_ms=200, threads=2, fire=free_fire)
+    busy.start()
+    try:
+        deadline = time.time() + 10
+        while busy.in_flight < 4 and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # time enough to pop more, if it would
+        assert busy.in_flight == 4 and len(stuck) == 2  # two firing, two waiting
+        assert client.zcard(timers.set_key()) == 26
+        other.start()
+        assert all_free.wait(10), free
+    finally:
+        gate.set()
+        busy.stop()
+        other.stop()
+    assert len(stuck) == 4 and sorted(stuck + free) == [f"k{i:02}" for i in range(30)]
+    assert busy.in_flight == 0 and client.zcard(timers.set_key()) == 0
+
+
 def test_a_loop_waiting_for_a_far_deadline_is_woken_by_an_earlier_one(
     client: redis.Redis,
 ) -> None:
