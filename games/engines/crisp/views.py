@@ -150,7 +150,7 @@ def event_view(event: Event, seat: int | None) -> dict[str, Any]:
     d = dict(data)
     actor = data.get("seat")
     if typ == "round_dealt":
-        d.pop("deck", None)
+        d["deck"] = None  # R21: never, to anyone; nulled, not dropped, like every hidden value
     elif typ == "draw":
         if not (data["source"] == "pile" or seat == actor):
             d["card"] = None
