@@ -25,11 +25,22 @@ REAL = site_settings.DEFAULT_THROTTLE_RATES
 _addresses = itertools.count(1)
 
 
+#: An instant 0.25 s into a window of every length the rates use (a whole number of hours).
+STILL = 1_800_000_000.25
+
+
 @pytest.fixture(autouse=True)
-def real_rates(settings: Any, redis_client: Any) -> None:
-    """The real rates, and no counters left from an earlier run (a new test database starts
-    its user ids at 1 again, and the counters of the same minute are still in Redis)."""
+def real_rates(settings: Any, redis_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real rates, a clock that stands still, and no counters left from an earlier run (a
+    new test database starts its user ids at 1 again, and the counters of that window may still
+    be in Redis).
+
+    The windows are fixed (one counter per minute or hour): on a real clock, a slow machine that
+    spreads a test's 30 requests across a minute's boundary counts them in two windows and never
+    reaches the limit (CI saw it once).
+    """
     settings.THROTTLE_RATES = dict(REAL)
+    monkeypatch.setattr(throttles, "_clock", lambda: STILL)
     prefix = settings.CACHES["default"]["KEY_PREFIX"]
     for key in redis_client.scan_iter(f"{prefix}:*:throttle:*"):
         redis_client.delete(key)
@@ -121,7 +132,7 @@ def test_lobby_creation_and_token_creation_are_throttled() -> None:
 def test_rest_actions_are_throttled_per_user(monkeypatch: pytest.MonkeyPatch) -> None:
     # A per-second limit: the clock stands still, so a slow machine cannot spread the requests
     # over several windows; then it moves on one second and the next window admits again.
-    now = [1_800_000_000.25]
+    now = [STILL]
     monkeypatch.setattr(throttles, "_clock", lambda: now[0])
     client = api_for(make_user())
 
