@@ -124,6 +124,54 @@ def test_a_player_who_leaves_is_sat_in_for_at_the_others_table(
     assert page.errors == []
 
 
+def test_a_card_read_before_a_seat_change_does_not_undo_it(chromium: Any, site: str) -> None:
+    """The page reads the game's card on every snapshot; when that answer comes back after the
+    socket has already said a computer sits in for someone (the card was read before), the badge
+    stays -- the page asks again instead of painting the stale seats (CI once saw the badge
+    vanish this way, session 10)."""
+    person = UserFactory(username="stale-card", display_name="Stays")
+    friend = UserFactory(username="stale-leaver", display_name="Leaves")
+    game = services.game_create(host=person, kind="cribbage", settings={}, private=False)
+    services.game_join(game=game.pk, user=friend)
+    services.game_start(game=game.pk, user=person)
+    page = log_in(chromium, site, person.username, PHONE)
+    held: list[tuple[Any, Any]] = []
+    cards: list[Any] = []
+
+    def hold_first(route: Any) -> None:
+        if held:
+            route.continue_()
+            return
+        held.append((route, route.fetch()))  # read now, answered only when the test says
+
+    card_url = f"{site}/api/v1/games/{game.pk}/"
+    page.route(card_url, hold_first)
+    page.on("requestfinished", lambda r: cards.append(r) if r.url == card_url else None)
+    page.goto(f"{site}/games/{game.pk}/")
+    wait_live(page)
+    deadline = time.monotonic() + 20
+    while not held:
+        assert time.monotonic() < deadline, "the page did not read the game's card"
+        page.wait_for_timeout(100)
+    services.game_leave_playing(game=game.pk, user=friend)
+    sat_in = (
+        "() => { const b = document.querySelector(\"[data-bot-seat='1']\");"
+        " return b && !b.hidden && b.textContent.trim() === 'sitting in'; }"
+    )
+    page.wait_for_function(sat_in)
+    route, stale = held[0]
+    assert stale.json()["seats"][1]["sitting_in"] is False  # the held card is from before
+    route.fulfill(response=stale)
+    deadline = time.monotonic() + 10
+    while len(cards) < 2 and time.monotonic() < deadline:  # the stale answer, a second reading
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(300)
+    assert page.evaluate(sat_in), "the stale card undid the seat change"
+    assert "Leaves" in (page.locator("[data-bot-seat='1']").first.get_attribute("title") or "")
+    assert len(cards) >= 2, "the page did not read the card again"
+    assert page.errors == []
+
+
 def test_sat_in_while_the_page_was_away_the_reconnect_offers_im_back(
     chromium: Any, live_site: Any, artifacts: Path
 ) -> None:

@@ -185,7 +185,7 @@ class Connection {
         if (f.version <= this.version) { this.flushWaiting(); return; }
         if (this.version >= 0 && f.prev_version > this.version) { this.resync(); return; }
         this.version = f.version;
-        followSitIn(f.events);
+        followSitIn(f.events, f.version);
         if (o.onUpdate) o.onUpdate(f);
         this.flushWaiting();
         break;

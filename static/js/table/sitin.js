@@ -6,8 +6,10 @@
  * a person; `sitting_in`), kept current by the lobby events every update carries (`sitting_in`
  * with its `level`, `seat_back`, `player_left`) and refreshed from the game's card
  * (`GET /api/v1/games/<id>/`) on every snapshot, since a snapshot (a reconnect) carries no
- * events. The connection calls `followSitIn` before the game module renders, so a table that
- * re-renders reads the new badges; `paintBotBadges` also refills the ones already drawn.
+ * events; a card read before a seat change the page has already shown is read again, never
+ * painted (its answer can arrive after the update). The connection calls `followSitIn` before
+ * the game module renders, so a table that re-renders reads the new badges; `paintBotBadges`
+ * also refills the ones already drawn.
  *
  * A game's view draws a seat's badge with `botBadge(seat)`: an element that is empty (and
  * hidden) for a person's seat. The banner is the page's own form (#sitin-form, rendered by
@@ -18,6 +20,9 @@ import { fmt, gettext } from "./i18n.js";
 let mine = null;
 /** seat -> {bot: level | null, sitting_in: bool, name} */
 let seats = null;
+/** The game version of the last update whose events changed a seat: a card read before it is
+ * stale (its fetch may have been answered after the update arrived) and must not undo it. */
+let seatsVersion = -1;
 
 function known() {
   if (seats === null) {
@@ -99,8 +104,9 @@ function showBanner(hidden) {
   if (form) form.hidden = hidden;
 }
 
-/** Follow an update's events (redacted; lobby events are public): badges and the banner. */
-export function followSitIn(events) {
+/** Follow an update's events (redacted; lobby events are public): badges and the banner.
+ * `version` is the update's game version. */
+export function followSitIn(events, version) {
   if (!events) return;
   const all = known();
   let changed = false;
@@ -122,19 +128,29 @@ export function followSitIn(events) {
   for (const ev of events) {
     if (ev.type === "player_left" && ev.data && ev.data.user_id === mine) showBanner(true);
   }
-  if (changed) paintBotBadges();
+  if (changed) {
+    if (typeof version === "number" && version > seatsVersion) seatsVersion = version;
+    paintBotBadges();
+  }
 }
 
 /** After a snapshot: read the seats again from the game's card (a reconnect has no events),
  * and the viewer's banner with them: a computer may have sat in for this player while their
  * page was away -- which is when they most need "I'm back" -- or they may have come back from
  * another tab. (The page itself shows the banner on the same rule, templates/games/table.html.) */
-export function refreshSeats(gameId) {
+export function refreshSeats(gameId, tries) {
   if (!gameId || !window.fetch) return;
+  const left = typeof tries === "number" ? tries : 3;
   fetch("/api/v1/games/" + gameId + "/", { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then(function (r) { return r.ok ? r.json() : null; })
     .then(function (card) {
       if (!card || !card.seats) return;
+      if (card.version < seatsVersion) {
+        // Read before a seat change this page has already shown: ask again rather than undo it
+        // (a reconnect still needs the card for what changed while the page was away).
+        if (left > 0) refreshSeats(gameId, left - 1);
+        return;
+      }
       const all = known();
       card.seats.forEach(function (s) {
         all[s.seat] = { bot: s.bot || null, sitting_in: !!s.sitting_in, name: s.name };
