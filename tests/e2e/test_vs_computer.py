@@ -23,6 +23,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.live]
 PHONE = {"width": 360, "height": 740}
 
 
+def sat_in_shown(seat: int) -> str:
+    """A page function: true while ``seat``'s badge is shown and says "sitting in"."""
+    return (
+        f"() => {{ const b = document.querySelector(\"[data-bot-seat='{seat}']\");"
+        " return b && !b.hidden && b.textContent.trim() === 'sitting in'; }"
+    )
+
+
 def _move_if_asked(page: Any) -> None:
     """Make the person's move when the table waits for them (Triple Crown: a declaration or a
     lead), by tapping what a player taps; other tables never wait for the person first."""
@@ -104,10 +112,7 @@ def test_a_player_who_leaves_is_sat_in_for_at_the_others_table(
     assert friends.is_hidden()
 
     services.game_leave_playing(game=game.pk, user=friend)
-    page.wait_for_function(
-        "() => { const b = document.querySelector(\"[data-bot-seat='1']\");"
-        " return b && !b.hidden && b.textContent.trim() === 'sitting in'; }"
-    )
+    page.wait_for_function(sat_in_shown(1))
     assert "Leaves" in (page.locator("[data-bot-seat='1']").first.get_attribute("title") or "")
     assert page.locator("[data-bot-seat='0']").first.is_hidden()
     assert page.locator("#sitin-form").is_hidden()  # the banner is for the sat-in player only
@@ -128,7 +133,7 @@ def test_a_card_read_before_a_seat_change_does_not_undo_it(chromium: Any, site: 
     """The page reads the game's card on every snapshot; when that answer comes back after the
     socket has already said a computer sits in for someone (the card was read before), the badge
     stays -- the page asks again instead of painting the stale seats (CI once saw the badge
-    vanish this way, session 10)."""
+    vanish this way)."""
     person = UserFactory(username="stale-card", display_name="Stays")
     friend = UserFactory(username="stale-leaver", display_name="Leaves")
     game = services.game_create(host=person, kind="cribbage", settings={}, private=False)
@@ -154,10 +159,7 @@ def test_a_card_read_before_a_seat_change_does_not_undo_it(chromium: Any, site: 
         assert time.monotonic() < deadline, "the page did not read the game's card"
         page.wait_for_timeout(100)
     services.game_leave_playing(game=game.pk, user=friend)
-    sat_in = (
-        "() => { const b = document.querySelector(\"[data-bot-seat='1']\");"
-        " return b && !b.hidden && b.textContent.trim() === 'sitting in'; }"
-    )
+    sat_in = sat_in_shown(1)
     page.wait_for_function(sat_in)
     route, stale = held[0]
     assert stale.json()["seats"][1]["sitting_in"] is False  # the held card is from before
@@ -198,10 +200,7 @@ def test_sat_in_while_the_page_was_away_the_reconnect_offers_im_back(
     live_site.start_daphne()
     page.wait_for_selector("#conn[data-state=online]", timeout=30_000)
     page.wait_for_selector("#sitin-form", state="visible")
-    page.wait_for_function(
-        "() => { const b = document.querySelector(\"[data-bot-seat='0']\");"
-        " return b && !b.hidden && b.textContent.trim() === 'sitting in'; }"
-    )
+    page.wait_for_function(sat_in_shown(0))
     shot(page, artifacts, "im-back-after-reconnect-phone")
     page.click("#im-back")
     page.wait_for_url(f"{live_site.url}/games/{game.pk}/")
