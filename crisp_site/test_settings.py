@@ -5,9 +5,13 @@ with `REDIS_URL` set (CI) the tests use that server instead.
 
 `CRISP_TEST_ISOLATION=name` gives a test run its own test database, Redis socket, Celery queue and
 channel prefix, so several runs can share one machine at once (e.g. two developers' sessions).
+Each pytest-xdist worker (`PYTEST_XDIST_WORKER`, e.g. `gw0`) adds its name to that, so the workers
+of one run are as isolated from each other as two runs are; the processes a live test starts are
+handed the combined name (`TEST_ISOLATION`, tests/processes.py) and so share their worker's.
 """
 
 import os
+from collections.abc import Mapping
 
 from crisp_site import embedded_redis
 from crisp_site.settings import *  # noqa: F403
@@ -20,8 +24,15 @@ from crisp_site.settings import (
     celery_url,
 )
 
-_isolation = os.environ.get("CRISP_TEST_ISOLATION", "")
-_suffix = f"_{_isolation}" if _isolation else ""
+
+def test_isolation(environ: Mapping[str, str]) -> str:
+    """The isolation name of this process: the outer name, then the xdist worker's, joined by _."""
+    parts = [environ.get("CRISP_TEST_ISOLATION", ""), environ.get("PYTEST_XDIST_WORKER", "")]
+    return "_".join(part for part in parts if part)
+
+
+TEST_ISOLATION = test_isolation(os.environ)
+_suffix = f"_{TEST_ISOLATION}" if TEST_ISOLATION else ""
 
 if embedded_redis.environ_url() is None:
     EMBEDDED_REDIS_SOCKET = embedded_redis.socket_path(VAR_DIR, f"redis-test{_suffix}")

@@ -40,7 +40,11 @@ def process_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     # Set by the browser tests for their own process only; never wanted in a server process.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    # The child is no xdist worker: it gets its worker's whole isolation name instead, so it uses
+    # the same Redis socket, Celery queue and channel prefix as the test that started it.
+    env.pop("PYTEST_XDIST_WORKER", None)
     env.update(
+        CRISP_TEST_ISOLATION=settings.TEST_ISOLATION,
         DJANGO_SETTINGS_MODULE="crisp_site.test_settings",
         DATABASE_URL=database_url(),
         REDIS_URL=settings.REDIS_URL,
