@@ -63,7 +63,7 @@ async def test_a_failed_broadcast_is_retried(
         expected_version=None,
         idempotency_key=None,
     )
-    update = await until(comm, "update", timeout=5)
+    update = await until(comm, "update")
     assert update["version"] == game.version + 1
     assert calls == ["committed", "read"]  # the retry reads the table
     await comm.disconnect()

@@ -33,9 +33,9 @@ async def test_websocket_ping_travels_through_the_redis_layer() -> None:
     connected, _ = await communicator.connect(timeout=30)
     assert connected
     await communicator.send_json_to({"type": "ping", "data": 42})
-    assert await communicator.receive_json_from(timeout=5) == {"type": "pong", "data": 42}
+    assert await communicator.receive_json_from(timeout=30) == {"type": "pong", "data": 42}
     await communicator.send_json_to({"type": "nonsense"})
-    error = await communicator.receive_json_from(timeout=5)
+    error = await communicator.receive_json_from(timeout=30)
     assert error["type"] == "error" and error["code"] == "bad_frame"
     await communicator.disconnect()
 
@@ -92,7 +92,7 @@ async def test_token_client_without_origin_connects_but_a_foreign_origin_is_refu
     bot = WebsocketCommunicator(application, path, headers=[(b"host", b"localhost")])
     connected, _ = await bot.connect(timeout=30)
     assert connected
-    snapshot = await bot.receive_json_from(timeout=5)
+    snapshot = await bot.receive_json_from(timeout=30)
     assert snapshot["type"] == "snapshot" and snapshot["state"]["state"]["seat"] == 1
     await bot.disconnect()
 

@@ -88,7 +88,7 @@ def test_the_loop_fires_when_due_never_early_and_survives_a_failing_firing(
         t0 = time.time()
         timers.add(client, 5, [("boom", _at(0)), ("b", _at(300))])
         timers.add(client, 6, [("c", _at(150))])
-        assert done.wait(20), fired
+        assert done.wait(60), fired
     finally:
         loop.stop()
     assert sorted((g, k) for g, k, _ in fired) == [(5, "b"), (5, "boom"), (6, "c")]
@@ -124,14 +124,14 @@ def test_a_busy_loop_pops_no_more_than_it_can_fire_and_leaves_the_rest_to_anothe
     other = timers.TimerLoop(client, max_sleep_ms=200, threads=2, fire=free_fire)
     busy.start()
     try:
-        deadline = time.time() + 10
+        deadline = time.time() + 60
         while busy.in_flight < 4 and time.time() < deadline:
             time.sleep(0.01)
         time.sleep(0.3)  # time enough to pop more, if it would
         assert busy.in_flight == 4 and len(stuck) == 2  # two firing, two waiting
         assert client.zcard(timers.set_key()) == 26
         other.start()
-        assert all_free.wait(10), free
+        assert all_free.wait(60), free
     finally:
         gate.set()
         busy.stop()
@@ -145,7 +145,8 @@ def test_a_loop_waiting_for_a_far_deadline_is_woken_by_an_earlier_one(
 ) -> None:
     """The loop blocks on the wake-up list while its next instant is far off; a deadline added
     for sooner leaves a token and is fired at its own instant, not at the far one's (nor after
-    the loop's longest sleep: 20 s here)."""
+    the loop's longest sleep: ten minutes here, so that a firing within the test's wait can only
+    be the token's doing, however busy the machine -- no bound on lateness to guess)."""
     fired: dict[str, float] = {}
     soon = threading.Event()
 
@@ -155,18 +156,17 @@ def test_a_loop_waiting_for_a_far_deadline_is_woken_by_an_earlier_one(
             soon.set()
 
     timers.add(client, 9, [("far", _at(60_000))])
-    loop = timers.TimerLoop(client, max_sleep_ms=20_000, threads=1, fire=fire)
+    loop = timers.TimerLoop(client, max_sleep_ms=600_000, threads=1, fire=fire)
     loop.start()
     try:
         time.sleep(0.5)  # blocked on the wake-up list by now
         t0 = time.time()
         timers.add(client, 9, [("soon", _at(400))])
-        assert soon.wait(10)
+        assert soon.wait(60)
     finally:
-        loop.stop(timeout=25)
+        loop.stop(timeout=60)
     assert "far" not in fired
-    # Not before its instant; late by far less than the loop's 20 s sleep (loose: noisy box).
-    assert t0 + 0.399 <= fired["soon"] < t0 + 5
+    assert t0 + 0.399 <= fired["soon"]  # not before its instant
     assert client.llen(timers.wake_key()) == 0  # the token was taken
 
 
