@@ -1,15 +1,34 @@
-"""Fixtures shared by every test: a real Redis (embedded unless REDIS_URL is set)."""
+"""Fixtures shared by every test: a real Redis (embedded unless REDIS_URL is set).
+
+Also the Hypothesis profiles. `default` for a developer's run, `ci` (chosen when `CI` is set, as
+`.ci/run` runs) for CI: neither has a deadline nor the too-slow health check, because both time
+examples on the wall clock and fail a correct test on a machine another process keeps busy
+(timing belongs in `bench/`). A test's own `@settings(max_examples=...)` still wins; `ci` prints
+the blob that reproduces a failure, since a CI run cannot be re-run on the spot.
+`HYPOTHESIS_PROFILE=name` chooses a profile explicitly.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from django.conf import settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from crisp_site import embedded_redis
+
+_UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+hypothesis_settings.register_profile("default", **_UNTIMED)
+hypothesis_settings.register_profile("ci", print_blob=True, **_UNTIMED)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -26,6 +45,15 @@ def redis_server() -> Iterator[str]:
     finally:
         if started is not None:
             started.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the test (`item.rep_call`...): a shared fixture's teardown
+    reads whether the test failed, to print what the live processes logged during it."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
 
 
 @pytest.fixture
