@@ -1,5 +1,18 @@
 """Browser tests: real daphne + Celery worker, real headless Chromium (Debian's, never downloaded).
 
+One site (daphne + Celery worker) serves every browser test of this package in a test process
+(each xdist worker has its own, isolated by `CRISP_TEST_ISOLATION`): starting and stopping both
+for each test cost more than many of the tests. Package scope, not session: the site's worker
+must be gone before other packages' tests run, which start workers of their own (or prove what
+happens with none) on the same queue.
+
+Between tests the state is reset as it was when each test had its own site: `transactional_db`
+empties the database after the test (ids are not reused, so a game's leftovers in Redis --
+presence, a timer still due -- name no game of a later test and are dropped as stale), the
+test's browser contexts are closed, and a daphne or worker the test stopped or killed is started
+again. When a test fails, what the site logged during it is printed, as the per-test processes'
+logs were.
+
 Screenshots go to `test-artifacts/e2e/` (git-ignored) so a person can look at them.
 """
 
@@ -14,7 +27,14 @@ from typing import Any
 
 import pytest
 
-from tests.processes import celery_worker, daphne, free_port, port_open, running, wait_until
+from tests.processes import (
+    LiveProcess,
+    celery_worker,
+    daphne,
+    free_port,
+    port_open,
+    wait_until,
+)
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts" / "e2e"
 #: Browser contexts the current test opened (tests.e2e.test_play.log_in); closed at teardown.
@@ -65,6 +85,7 @@ class Site:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.daphne = daphne(log_dir, self.port)
+        self.worker = celery_worker(log_dir)
 
     def stop_daphne(self) -> None:
         self.daphne.kill()  # as a crash would: the browsers see their sockets drop
@@ -74,20 +95,69 @@ class Site:
         self.daphne = daphne(self.log_dir, self.port, name="daphne-again").start()
         wait_until(lambda: port_open(self.port), 30, "daphne to listen again")
 
+    def processes(self) -> list[LiveProcess]:
+        return [self.daphne, self.worker]
+
+    def ensure_running(self) -> None:
+        """Start again whatever a test left stopped or killed (a crash test's daphne)."""
+        if not self.daphne.alive():
+            self.daphne.stop()
+            wait_until(lambda: not port_open(self.port), 15, "the old daphne's port to close")
+            self.daphne = daphne(self.log_dir, self.port, name="daphne-again").start()
+        if not self.worker.alive():
+            self.worker = celery_worker(self.log_dir, name="w-again").start()
+        wait_until(lambda: port_open(self.port), 60, "daphne to listen")
+
+    def log_marks(self) -> dict[Path, int]:
+        """How far each process's log has been written: the start of the next test's share."""
+        return {
+            p.log_path: p.log_path.stat().st_size for p in self.processes() if p.log_path.exists()
+        }
+
+    def logs_since(self, marks: dict[Path, int]) -> str:
+        """What the processes logged after `marks` (all of it for a process started since)."""
+        parts = []
+        for process in self.processes():
+            with contextlib.suppress(OSError), process.log_path.open("rb") as log:
+                log.seek(marks.get(process.log_path, 0))
+                text = log.read().decode(errors="replace")
+                parts.append(f"----- {process.name} log (this test) -----\n{text}")
+        return "\n".join(parts)
+
+
+@pytest.fixture(scope="package")
+def shared_site(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The package's one site, on the test database (`live_site` hands it to each test)."""
+    site = Site(tmp_path_factory.mktemp("live-site") / "logs")
+    try:
+        site.daphne.start()
+        site.worker.start()
+        wait_until(lambda: port_open(site.port), 60, "daphne to listen")
+        yield site
+    finally:
+        # Not `running()`: a test may have replaced the daphne or the worker since.
+        for process in site.processes():
+            process.stop()
+
 
 @pytest.fixture
-def live_site(transactional_db: Any, log_dir: Path) -> Iterator[Site]:
-    site = Site(log_dir)
-    with running(site.daphne, celery_worker(log_dir)):
-        wait_until(lambda: port_open(site.port), 30, "daphne to listen")
-        try:
-            yield site
-        finally:
-            # Browsers first, so daphne has no open sockets to wait for when it stops.
-            while OPEN_CONTEXTS:
-                with contextlib.suppress(Exception):
-                    OPEN_CONTEXTS.pop().close()
-            site.daphne.stop()
+def live_site(
+    transactional_db: Any, shared_site: Site, request: pytest.FixtureRequest
+) -> Iterator[Site]:
+    """The running site, for this test alone: see the module's docstring for what is reset."""
+    shared_site.ensure_running()
+    marks = shared_site.log_marks()
+    try:
+        yield shared_site
+    finally:
+        # Browsers first, so daphne has no open sockets left when the next test begins.
+        while OPEN_CONTEXTS:
+            with contextlib.suppress(Exception):
+                OPEN_CONTEXTS.pop().close()
+        report = getattr(request.node, "rep_call", None)
+        if report is None or report.failed:
+            print(shared_site.logs_since(marks))
+        shared_site.ensure_running()
 
 
 @pytest.fixture
