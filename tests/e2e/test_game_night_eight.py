@@ -51,6 +51,26 @@ new MutationObserver(() => {
 }).observe(document, {subtree: true, childList: true});
 """
 
+#: Records the passing marks this page showed: the most Queen-moved places at once, whether the
+#: receiver's "from ..." note appeared, and every seat marked as timed out. The marks last a few
+#: seconds (3.5 s, 6 s); checking eight pages one after the other on a busy machine could look
+#: after a mark had gone, so each page records them as they come and the test reads the record.
+RECORD_MARKS = """
+window.__marks = {moved: 0, movedFrom: false, timedOut: {}};
+new MutationObserver(() => {
+  const marks = window.__marks;
+  marks.moved = Math.max(marks.moved, document.querySelectorAll('.slot.moved').length);
+  if (document.querySelector('#my-seat .slot.moved .moved-from')) marks.movedFrom = true;
+  for (const seat of document.querySelectorAll('.seat.timed-out')) {
+    if (seat.querySelector('.timeout-chip')) marks.timedOut[seat.dataset.seat] = true;
+  }
+}).observe(document, {subtree: true, childList: true, attributes: true,
+               attributeFilter: ['class']});
+"""
+#: How long a page may take to show what the server has done (ms): a ceiling for an event, not a
+#: guess at its timing, generous because eight pages share two cores with the site.
+SHOWN_MS = 60_000
+
 
 def set_draw_seconds(game: Game, seconds: int) -> None:
     """Tests only: a shorter draw clock in the stored snapshot (from the next turn on)."""
@@ -81,7 +101,7 @@ class Night:
         self.game = game
         self.looks_before_reload = 0
 
-    def whose_turn(self, timeout: float = 25) -> str:
+    def whose_turn(self, timeout: float = SHOWN_MS / 1000) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for name, page in self.pages.items():
@@ -122,14 +142,14 @@ class Night:
 
     def wait_reveal(self) -> None:
         for page in self.pages.values():
-            page.wait_for_selector("#reveal:not([hidden]) .reveal-table", timeout=30_000)
+            page.wait_for_selector("#reveal:not([hidden]) .reveal-table", timeout=SHOWN_MS)
 
     def looks(self) -> int:
         return self.looks_before_reload + sum(
             p.evaluate("() => window.__looks") for p in self.pages.values()
         )
 
-    def wait_looks(self, expected: int, timeout: float = 15) -> None:
+    def wait_looks(self, expected: int, timeout: float = SHOWN_MS / 1000) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.looks() < expected:
             time.sleep(0.2)
@@ -163,6 +183,7 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
     for name, _, device in PLAYERS:
         page = log_in(chromium, site, name.lower(), device)
         page.add_init_script(COUNT_LOOKS)
+        page.add_init_script(RECORD_MARKS)
         pages[name] = page
         page.goto(link)
         if name != "Aiko":
@@ -203,9 +224,9 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
     p.click("[data-key=call]")  # and calls crisp at once
     bystanders = [n for n in order if n not in (first, target)]
     for name in bystanders[:3]:
-        pages[name].wait_for_selector(".slot.moved", timeout=3_000)
-        assert pages[name].locator(".slot.moved").count() == 2, name
-    pages[target].wait_for_selector("#my-seat .slot.moved .moved-from", timeout=3_000)
+        pages[name].wait_for_function("() => window.__marks.moved >= 2", timeout=SHOWN_MS)
+        assert pages[name].evaluate("() => window.__marks.moved") == 2, name
+    pages[target].wait_for_function("() => window.__marks.movedFrom", timeout=SHOWN_MS)
     shot(pages[bystanders[0]], artifacts, "72-queen-highlight")
     shot(pages[target], artifacts, "73-queen-received")
     for page in pages.values():  # the caller is marked on every table
@@ -239,14 +260,14 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
         page.click("[data-key=reveal-close]")
 
     # Round 2: eight more looks; the first player lets the clock run out.
-    night.wait_looks(16, timeout=30)
-    idle = night.whose_turn(timeout=30)
+    night.wait_looks(16)
+    idle = night.whose_turn()
     idle_seat = pages[idle].evaluate(
         "() => Number(document.querySelector('#my-seat .seat').dataset.seat)"
     )
     for page in pages.values():
-        page.wait_for_selector(f".seat[data-seat='{idle_seat}'].timed-out .timeout-chip",
-                               timeout=DRAW_SECONDS * 1000 + 8_000)  # fmt: skip
+        page.wait_for_function(f"() => window.__marks.timedOut['{idle_seat}']",
+                               timeout=DRAW_SECONDS * 1000 + SHOWN_MS)  # fmt: skip
     shot(pages["Gustavo"], artifacts, "75-timeout-phone-en")
     caller = night.whose_turn()
     night.draw_and_discard(caller)
@@ -259,7 +280,7 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
         page.click("[data-key=reveal-close]")
 
     # Round 3: the last. Someone reloads mid-round and keeps the log.
-    night.wait_looks(24, timeout=30)
+    night.wait_looks(24)
     set_target(game, 1)
     for _ in range(2):
         night.draw_and_discard(night.whose_turn())
@@ -279,7 +300,7 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
     pages[caller].click("[data-key=call]")
     night.final_turns(caller)
     for page in pages.values():
-        page.wait_for_selector("#reveal:not([hidden]) .winners", timeout=30_000)
+        page.wait_for_selector("#reveal:not([hidden]) .winners", timeout=SHOWN_MS)
     shot(pages["Fumiko"], artifacts, "76-game-over-phone-ja")
     shot(pages["Emeka"], artifacts, "77-game-over-desktop-en")
     game.refresh_from_db()

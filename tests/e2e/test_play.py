@@ -55,7 +55,7 @@ def wait_live(page: Any) -> None:
     page.wait_for_selector("#conn[data-state=online]")
 
 
-def whose_turn(pages: dict[str, Any], timeout: float = 20) -> str:
+def whose_turn(pages: dict[str, Any], timeout: float = 60) -> str:
     """The name of the page whose player may draw now (waits for the start delay)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -170,7 +170,7 @@ def _play_a_round(chromium: Any, site: str, artifacts: Path, pages: dict[str, An
     shot(guest, artifacts, "06-memorise-phone-ja", full=True)
     # R3/R4: the look is hidden again after the memorise period, and not kept anywhere.
     for page in (host, guest):
-        page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=15_000)
+        page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=60_000)
         assert page.locator(".seat.mine .pcard.face").count() == 0
         assert page.evaluate("() => localStorage.length + sessionStorage.length") == 0
 
@@ -195,7 +195,7 @@ def _play_a_round(chromium: Any, site: str, artifacts: Path, pages: dict[str, An
     assert whose_turn(pages) == first
     play_turn(pages[first], "swap")
     caller = pages[first]
-    caller.wait_for_selector("[data-key=call]", timeout=3_000)
+    caller.wait_for_selector("[data-key=call]", timeout=60_000)
     shot(caller, artifacts, f"09-crisp-window-{first}")
     caller.click("[data-key=call]")
     for page in (host, guest):

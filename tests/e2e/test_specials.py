@@ -77,7 +77,7 @@ def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
     assert peeks(q) == ["-", "-", "P"]
     shot(q, artifacts, "21-queen-received-look")
     for page in (p, q):
-        page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=6_000)
+        page.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=60_000)
     # Each side reads it in its own person (grammar in every language: their own messages).
     a_log, b_log = a.inner_text("#log"), b.inner_text("#log")  # Boris reads Russian
     if p is a:
@@ -96,7 +96,7 @@ def test_queen_jack_and_king(chromium: Any, site: str, artifacts: Path) -> None:
     assert peeks(q) == ["-", "P", "-"]
     assert p.locator(".pcard.peek").count() == 0  # nobody else sees it
     shot(q, artifacts, "22-jack-look")
-    q.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=6_000)
+    q.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=60_000)
 
     # King: two extra draws, each played like a draw (here: discarded).
     assert whose_turn(pages) == first
