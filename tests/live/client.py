@@ -18,6 +18,9 @@ from typing import Any
 import websockets
 
 _ids = itertools.count(1)
+#: How long the client waits for the site by default (a connection, a first frame, an answer):
+#: a ceiling for an event that will come, generous so that a busy machine is slow, not failing.
+WAIT = 60
 
 
 class Player:
@@ -55,8 +58,8 @@ class Player:
 
     async def start(self) -> Player:
         self._task = asyncio.create_task(self._run())
-        await asyncio.wait_for(self.connected.wait(), 20)
-        await self.wait_for(lambda p: p.version >= 0, 20, "first frame")
+        await asyncio.wait_for(self.connected.wait(), WAIT)
+        await self.wait_for(lambda p: p.version >= 0, WAIT, "first frame")
         self.first_version = self.version
         return self
 
@@ -104,7 +107,7 @@ class Player:
         """Reconnect with `?version=<last>`, as a client back from a network outage does."""
         self.reconnect = True
         self._task = asyncio.create_task(self._run())
-        await asyncio.wait_for(self.connected.wait(), 20)
+        await asyncio.wait_for(self.connected.wait(), WAIT)
 
     async def stop(self) -> None:
         self.reconnect = False
@@ -155,7 +158,7 @@ class Player:
             with contextlib.suppress(websockets.ConnectionClosed):
                 await self._socket.send(json.dumps(frame))
 
-    async def request(self, frame: dict[str, Any], timeout: float = 15) -> dict[str, Any]:
+    async def request(self, frame: dict[str, Any], timeout: float = WAIT) -> dict[str, Any]:
         ref = f"{self.name}-{next(_ids)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[ref] = future
