@@ -47,16 +47,26 @@ def test_the_doc_shows_the_client_as_it_is() -> None:
     assert CLIENT.read_text() in blocks
 
 
-@pytest.fixture
-def server(log_dir: Path) -> Iterator[str]:
-    """daphne and a worker, computer players thinking 20 to 80 ms; the site's address."""
+@pytest.fixture(scope="module")
+def site(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """daphne and a worker, computer players thinking 20 to 80 ms; the site's address.
+
+    One for the module's three games (each game's rows are its own; the database is emptied
+    after each test): a start per game cost seconds and proved nothing more."""
     env = {"CRISP_BOT_THINK_MS": "20,80"}
     port = live.free_port()
+    log_dir = tmp_path_factory.mktemp("bot-client") / "logs"
     worker = live.celery_worker(log_dir, **env)
     with live.running(live.daphne(log_dir, port, **env), worker):
-        live.wait_until(lambda: live.port_open(port), 30, "daphne to listen")
+        live.wait_until(lambda: live.port_open(port), 60, "daphne to listen")
         live.wait_until(lambda: "ready." in worker.log(), 60, "the worker to be ready")
         yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def server(site: str, transactional_db: None) -> str:
+    """The module's site, for a test whose rows are committed (the site's processes see them)."""
+    return site
 
 
 @pytest.mark.timeout(420)
