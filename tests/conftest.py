@@ -47,6 +47,31 @@ def redis_server() -> Iterator[str]:
             started.stop()
 
 
+#: pytest-timeout's limits (`timeout` in pyproject.toml, and a test's own `timeout` mark) are
+#: guards against a hung test, not timing goals: a leak test that takes 15 s on a quiet machine
+#: took more than 300 s on two cores shared with a dozen busy processes. Each limit is multiplied
+#: by this factor (`CRISP_TEST_TIMEOUT_SCALE`), so a hang still fails long before CI's own limit.
+TIMEOUT_SCALE = float(os.environ.get("CRISP_TEST_TIMEOUT_SCALE", "3"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Scale every test's hang guard by `TIMEOUT_SCALE` (a mark of its own, put first)."""
+    default = getattr(config, "_env_timeout", None)
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        kwargs = dict(marker.kwargs) if marker is not None else {}
+        base = kwargs.pop("timeout", None)
+        if marker is not None and marker.args:
+            base = marker.args[0]
+            if len(marker.args) > 1:
+                kwargs["method"] = marker.args[1]
+        if base is None:
+            base = default
+        if base:
+            scaled = pytest.mark.timeout(timeout=float(base) * TIMEOUT_SCALE, **kwargs)
+            item.add_marker(scaled, append=False)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Keep each phase's report on the test (`item.rep_call`...): a shared fixture's teardown
