@@ -73,7 +73,7 @@ def test_supervisor_serves_a_healthy_site_and_stops_everything(tmp_path: Path) -
     try:
         wait_until(
             lambda: "is running at" in (tmp_path / "run.log").read_text(),
-            120,
+            600,
             "the supervisor's banner",
         )
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz") as response:
@@ -215,7 +215,7 @@ def test_a_killed_embedded_redis_is_restarted_and_overdue_deadlines_fire_once(
 
     process, port, log_path = _start_supervisor(tmp_path, CRISP_SWEEP_SECONDS="1")
     try:
-        wait_until(lambda: "is running at" in log_path.read_text(), 120, "the banner")
+        wait_until(lambda: "is running at" in log_path.read_text(), 600, "the banner")
         host, guest = _make_tokens(tmp_path, 2)
         game = _api(port, "POST", "/api/v1/games/", host, {"settings": {"target_score": 100}})
         _api(port, "POST", f"/api/v1/games/{game['id']}/join/", guest, {})
@@ -277,7 +277,7 @@ def test_repeated_stop_signals_leave_nothing_behind_and_a_stale_socket_does_not_
 
     process, port, log_path = _start_supervisor(tmp_path)
     try:
-        wait_until(lambda: "is running at" in log_path.read_text(), 120, "the banner")
+        wait_until(lambda: "is running at" in log_path.read_text(), 600, "the banner")
         assert _healthz(port)["status"] == "ok"
         children = _descendants(process.pid)
         # Ctrl-C under make: the terminal's SIGINT and make's forwarded SIGTERM, and more.
