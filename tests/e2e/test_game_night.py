@@ -32,7 +32,7 @@ def visitor(browser: Any, viewport: dict[str, int], locale: str = "en-GB") -> An
     context = browser.new_context(viewport=viewport, locale=locale)
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(60_000)
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     return page

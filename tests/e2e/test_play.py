@@ -29,7 +29,7 @@ def log_in(browser: Any, site: str, username: str, viewport: dict[str, int]) -> 
     context = browser.new_context(viewport=viewport, locale="en-GB")
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(60_000)
     page.errors = []  # JavaScript errors: the test fails if there are any
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     page.frames_seen = []  # the last WebSocket frames, printed if the test fails

@@ -89,7 +89,7 @@ def log_in(browser: Any, site: str, username: str, viewport: dict[str, int]) -> 
     )
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(60_000)
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     page.on(
