@@ -2,7 +2,8 @@
 
 ``game_export(game, audit=False)`` is the documented JSON: kind, settings, players, every event
 in order (in the kind's full after-game form -- the replay hook's ``full_event_view`` -- or the
-spectator form for a kind without one), the rounds' results, the final result and the kind's
+spectator form for a kind without one, and for a round the game stopped in before its end:
+``replay.full_event``), the rounds' results, the final result and the kind's
 text notation (``notation`` hook).  It never contains what stays hidden for good (a deck order).
 
 ``audit=True`` (staff, and the management command) adds what an exact replay needs and a player
@@ -40,19 +41,20 @@ def state_digest(state_json: Any) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def _shown_event(kind: str, event: Event) -> dict[str, Any]:
-    """An engine event as an export shows it: the full after-game form, else the spectator's."""
-    raw = EngineEvent(event.type, event.data)
-    full = hook(kind, "replay")
-    if full is not None:
-        return full.full_event_view(raw)["data"]
-    return engine_for(kind).event_view(raw, None)["data"]
-
-
 def _events(game: Game) -> list[dict[str, Any]]:
+    """Every event in order; an engine event in the full replay's form (``replay.full_event``:
+    the spectator's form from the round the game stopped in, if it never reached its end)."""
+    rows = list(Event.objects.filter(game=game).order_by("seq"))
+    engine_made = [(e.seq, e.type) for e in rows if e.origin == Event.Origin.ENGINE]
+    hidden_seq = replay.revealed_until(game.kind, engine_made)
     out = []
-    for e in Event.objects.filter(game=game).order_by("seq"):
-        engine_made = e.origin == Event.Origin.ENGINE
+    for e in rows:
+        if e.origin == Event.Origin.ENGINE:
+            revealed = hidden_seq is None or e.seq < hidden_seq
+            raw = EngineEvent(e.type, e.data)
+            data = replay.full_event(game.kind, raw, revealed=revealed)["data"]
+        else:
+            data = dict(e.data)
         out.append(
             {
                 "seq": e.seq,
@@ -60,7 +62,7 @@ def _events(game: Game) -> list[dict[str, Any]]:
                 "origin": e.origin,
                 "type": e.type,
                 "at": clock.from_datetime(e.created_at),
-                "data": _shown_event(game.kind, e) if engine_made else dict(e.data),
+                "data": data,
             }
         )
     return out
@@ -228,8 +230,9 @@ def verify(export: Any) -> Report:
     for e in export["events"]:
         if e["origin"] == "engine":
             by_version.setdefault(e["version"], []).append(e)
+    engine_made = [(e["seq"], e["type"]) for es in by_version.values() for e in es]
+    hidden_seq = replay.revealed_until(kind, engine_made)
     digests = {s["version"]: s["digest"] for s in audit.get("states", [])}
-    full = hook(kind, "replay")
     state = None
     report.replayed = True
     try:
@@ -254,11 +257,15 @@ def verify(export: Any) -> Report:
             else:
                 report.problem(f"v{v}: unknown call {call['call']!r}")
                 return report
+            rows = by_version.pop(v, [])
+            seqs = [e["seq"] for e in rows] + [None] * max(0, len(produced) - len(rows))
             shown = [
-                (full.full_event_view(ev) if full else engine.event_view(ev, None))
-                for ev in produced
+                replay.full_event(
+                    kind, ev, revealed=hidden_seq is None or seq is None or seq < hidden_seq
+                )
+                for ev, seq in zip(produced, seqs, strict=False)
             ]
-            recorded = [{"type": e["type"], "data": e["data"]} for e in by_version.pop(v, [])]
+            recorded = [{"type": e["type"], "data": e["data"]} for e in rows]
             if shown != recorded:
                 report.problem(f"v{v}: the engine's events differ from the recorded ones")
             report.events_checked += len(recorded)

@@ -97,6 +97,9 @@ def replay_page(request: HttpRequest, game_id: int) -> HttpResponse:
         return redirect("games:lobby")
     seats = list(game.seats.select_related("user").order_by("number"))
     you = next((s.number for s in seats if s.user_id == request.user.pk), None)
+    # Only the points of view this reader may open (games.replay.seat_views).
+    mine = set(replay.seat_views(game, request.user))
+    seat_choices = [s for s in seats if s.number in mine]
     boot: dict[str, Any] = {
         "game": game.pk,
         "kind": game.kind,
@@ -136,6 +139,7 @@ def replay_page(request: HttpRequest, game_id: int) -> HttpResponse:
             "game": game,
             "kind_name": engine_for(game.kind).NAME,
             "seats": seats,
+            "seat_choices": seat_choices,
             "you": you,
             "boot": boot,
             "results": history.results_table(game),

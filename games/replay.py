@@ -18,13 +18,26 @@ A frame is what one receiver was (or, for the full view, may now be) shown at on
   what stays hidden for good (a deck order, a stock) stays hidden.  A kind without the hook gets
   the spectator view instead, and the answer says so (``view: "spectator"``).
 
+  The hook speaks for rounds that reached their end (the engine's ``ROUND_END_EVENT``: Crisp's
+  reveal, a hand's ``hand_over``), when the rules turn the cards face up.  A game stopped outside
+  the engine (abandoned, or ended by an admin) stops in the middle of a round that never got
+  there: nothing of that round was ever revealed, so from its ``round_dealt`` on the full view
+  is the spectator's (``revealed_until`` finds that point; ``full_event`` / ``full_state`` are
+  the one place that applies it, for replays, exports and their notation alike).
+
+Who may open which view (``seat_views``): the full and spectator views, anyone who may open the
+replay; a seat's view, that seat's own player and staff only (``not_your_seat``, 403).  A seat's
+view shows what that seat alone was shown -- Cribbage's six dealt cards and the two it laid away
+(which no one else ever learns, C30c), a look in a round abandoned before its reveal -- so it is
+nobody else's to open.
+
 A game in progress has no replay (its live view is all there is): ``game_in_progress`` (409).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,10 +56,15 @@ from games.selectors import stopped_view
 __all__ = [
     "FULL",
     "Viewer",
+    "check_seat_view",
     "describe_events",
+    "full_event",
+    "full_state",
     "game_for_replay",
     "replay_frames",
     "replay_states",
+    "revealed_until",
+    "seat_views",
 ]
 
 logger = logging.getLogger(__name__)
@@ -77,6 +95,79 @@ def game_for_replay(*, game_id: int, user: AbstractBaseUser | None) -> Game:
             status=409,
         )
     return game
+
+
+def seat_views(game: Game, user: AbstractBaseUser | None) -> list[int]:
+    """The seats whose point-of-view replay ``user`` may open: every seat for staff, their own
+    seat for a player, none for anyone else (see the module docstring)."""
+    seats = Seat.objects.filter(game=game).values_list("number", "user_id")
+    if getattr(user, "is_staff", False):
+        return sorted(n for n, _u in seats)
+    pk = getattr(user, "pk", None)
+    return sorted(n for n, u in seats if pk is not None and u == pk)
+
+
+def check_seat_view(game: Game, user: AbstractBaseUser | None, seat: int) -> None:
+    """Refuse a seat's view to anyone but its player and staff (``not_your_seat``, 403)."""
+    if seat not in seat_views(game, user):
+        raise ServiceError(
+            "not_your_seat",
+            "A seat's view shows what only that seat saw: it is for its player (and staff). "
+            "Everyone may open the full and spectator views.",
+            status=403,
+        )
+
+
+def revealed_until(kind: str, events: Iterable[tuple[int, str]]) -> int | None:
+    """The ``seq`` from which nothing was ever revealed, given a game's engine events as
+    ``(seq, type)`` in order: the ``round_dealt`` of a round with no ``ROUND_END_EVENT`` after
+    it (a game abandoned or ended by an admin mid-round), else None (every round reached its
+    end, when its cards turned face up).
+
+    >>> revealed_until("crisp", [(1, "round_dealt"), (9, "reveal"), (12, "round_dealt")])
+    12
+    >>> revealed_until("cribbage", [(1, "round_dealt"), (9, "hand_over"), (10, "game_over")])
+    """
+    end = engine_for(kind).ROUND_END_EVENT
+    opened = None
+    for seq, typ in events:
+        if typ == "round_dealt":
+            opened = seq
+        elif typ == end:
+            opened = None
+    return opened
+
+
+def full_event(kind: str, event: EngineEvent, *, revealed: bool = True) -> dict[str, Any]:
+    """An engine event in the full after-game form (``{type, data}``): the kind's
+    ``full_event_view`` in a round that reached its end, else (``revealed=False``, or a kind
+    without the hook) the spectator's form.  Replays, exports and notation all call this."""
+    full = hook(kind, "replay")
+    if full is None or not revealed:
+        return engine_for(kind).event_view(event, None)
+    return full.full_event_view(event)
+
+
+def full_state(kind: str, state: Any, now: int, *, revealed: bool = True) -> dict[str, Any]:
+    """An engine state in the full view: the kind's ``full_view`` in a round that reached its
+    end, else (``revealed=False``, or a kind without the hook) the spectator's view."""
+    full = hook(kind, "replay")
+    if full is None or not revealed:
+        return engine_for(kind).view(state, None, now)
+    return full.full_view(state, now)
+
+
+def _unrevealed(game: Game) -> tuple[int, int] | None:
+    """``(seq, version)`` of the ``round_dealt`` from which nothing was revealed, or None."""
+    rows = list(
+        Event.objects.filter(game=game, origin=Event.Origin.ENGINE)
+        .order_by("seq")
+        .values_list("seq", "type", "version")
+    )
+    seq = revealed_until(game.kind, ((s, t) for s, t, _v in rows))
+    if seq is None:
+        return None
+    return seq, next(v for s, _t, v in rows if s == seq)
 
 
 @dataclass(frozen=True)
@@ -149,10 +240,13 @@ def replay_frames(
     log showed them once the game had moved on (the public forms; a look is shown once).
     """
     engine = engine_for(game.kind)
-    replay = hook(game.kind, "replay")
-    full = viewer == FULL and replay is not None
+    full = viewer == FULL and hook(game.kind, "replay") is not None
     served = "full" if full else ("seat" if isinstance(viewer, int) else "spectator")
     seat = viewer if isinstance(viewer, int) else None
+    # From here on nothing was revealed (a round the game stopped in): the full view is the
+    # spectator's there (version ``game.version + 1``: nowhere).
+    hidden = _unrevealed(game) if full else None
+    hidden_seq, hidden_version = hidden if hidden is not None else (None, game.version + 1)
     end = game.version if limit is None else min(game.version, start + limit - 1)
     rows: dict[int, list[Event]] = {}
     for e in Event.objects.filter(game=game, version__gte=1, version__lte=end).order_by("seq"):
@@ -176,15 +270,19 @@ def replay_frames(
         at = vs.at if vs.at is not None else _first_at(events)
         state = None
         if vs.state is not None:
-            state = replay.full_view(vs.state, at) if full else engine.view(vs.state, seat, at)
+            if full:
+                revealed = vs.version < hidden_version
+                state = full_state(game.kind, vs.state, at, revealed=revealed)
+            else:
+                state = engine.view(vs.state, seat, at)
             if stopped:
                 state = stopped_view(engine, state, status, winners)
-        shown = [_event(e, engine, replay if full else None, seat) for e in events]
+        shown = [_event(e, game.kind, seat, full=full, hidden_seq=hidden_seq) for e in events]
         frame = {"version": vs.version, "at": at, "status": status, "events": shown, "state": state}
         if seat is not None:
             # What this seat's log showed of this version afterwards: the public forms (a look
             # is shown once); given only where it differs from the moment itself.
-            later = [_event(e, engine, None, None) for e in events]
+            later = [_event(e, game.kind, None) for e in events]
             if later != shown:
                 frame["events_later"] = later
         frames.append(frame)
@@ -195,11 +293,22 @@ def _first_at(events: list[Event]) -> int | None:
     return clock.from_datetime(events[0].created_at) if events else None
 
 
-def _event(event: Event, engine: Any, replay: Any, seat: int | None) -> dict[str, Any]:
-    """One stored event in the frame's form: the full form (replay hook), or the seat's."""
+def _event(
+    event: Event,
+    kind: str,
+    seat: int | None,
+    *,
+    full: bool = False,
+    hidden_seq: int | None = None,
+) -> dict[str, Any]:
+    """One stored event in the frame's form: the full form, or the seat's."""
     if event.origin == Event.Origin.ENGINE:
         raw = EngineEvent(event.type, event.data)
-        shown = replay.full_event_view(raw) if replay is not None else engine.event_view(raw, seat)
+        if full:
+            revealed = hidden_seq is None or event.seq < hidden_seq
+            shown = full_event(kind, raw, revealed=revealed)
+        else:
+            shown = engine_for(kind).event_view(raw, seat)
         data = shown["data"]
     else:
         data = dict(event.data)

@@ -66,7 +66,8 @@ class ReplayQuery(serializers.Serializer):
         choices=["full", "seat", "spectator"],
         default="full",
         help_text="`full`: everything the rules show once the game is over; `seat`: exactly "
-        "what `seat` was shown, when; `spectator`: what a spectator was shown.",
+        "what `seat` was shown, when (its player and staff only); `spectator`: what a "
+        "spectator was shown.",
     )
     seat = serializers.IntegerField(min_value=0, required=False)
     at = serializers.IntegerField(
@@ -322,7 +323,8 @@ class GameReplayApi(APIView):
         responses={200: ReplayOutput, **_errors(400, 401, 403, 404, 409)},
         description="Every version of a finished game as a frame (version, instant, status, "
         "the version's events, the state it left), in full or as one seat saw it. "
-        "`game_in_progress` (409) while it is played; private games: their players and staff.",
+        "`game_in_progress` (409) while it is played; private games: their players and staff. "
+        "A seat's view is for that seat's player and staff (`not_your_seat`, 403).",
     )
     def get(self, request: Request, game_id: int) -> Response:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
@@ -333,6 +335,7 @@ class GameReplayApi(APIView):
                 or not game.seats.filter(number=q["seat"]).exists()
             ):
                 raise ServiceError("no_such_seat", f"Nobody sat at seat {q['seat']}.", status=404)
+            replay.check_seat_view(game, request.user, q["seat"])
             viewer: replay.Viewer = q["seat"]
         else:
             viewer = replay.FULL if q["view"] == "full" else None

@@ -92,8 +92,12 @@ def test_replay_api(finished_game, users, make_user):
     base = f"/api/v1/games/{g.pk}/replay/"
     full = c.get(base).json()
     assert full["view"] == "full" and len(full["frames"]) == g.version == full["version"]
-    one = c.get(base, {"at": 10, "view": "seat", "seat": 1}).json()
+    one = client_for(users[1]).get(base, {"at": 10, "view": "seat", "seat": 1}).json()
     assert one["view"] == "seat" and [f["version"] for f in one["frames"]] == [10]
+    # A seat's view is its player's (and staff's): not a spectator's, not the opponent's.
+    for other in (c, client_for(users[0])):
+        r = other.get(base, {"at": 10, "view": "seat", "seat": 1})
+        assert r.status_code == 403 and r.json()["code"] == "not_your_seat"
     window = c.get(base, {"start": 4, "limit": 3, "view": "spectator"}).json()
     assert [f["version"] for f in window["frames"]] == [4, 5, 6]
     for params, code in [

@@ -156,3 +156,31 @@ def test_a_failing_stats_hook_does_not_stop_a_game_from_finishing(
     monkeypatch.setattr(stats, "seat_counters", working)  # the bug fixed
     assert records.records_recompute()["created"] == 1
     assert GameRecord.objects.get().game == g and Rating.objects.count() == 2
+
+
+def test_crisp_ranks_every_player_by_final_total_lowest_first(finished_game, make_user):
+    """Issue 21, item 6: Crisp is a lowest-total game (rules/crisp.md section 9), so ratings
+    rank the whole table by final total, lowest first, equal totals sharing a place -- not
+    "the winners, then everyone else tied" (the default for a kind without ``placements``).
+    Of two losers, the one with the lower total gains more (or loses less)."""
+    for seed in range(40):
+        g = finished_game(seed=seed, players=[make_user() for _ in range(4)])  # fresh ratings
+        scores = [s.score for s in g.seats.order_by("number")]
+        losers = {s for i, s in enumerate(scores) if i not in g.winners}
+        if len(losers) >= 2:
+            break
+    else:  # pragma: no cover - a search that always finds one
+        pytest.fail("no 4-player game with two different losing totals")
+    record = GameRecord.objects.get(game=g)
+    places = [p["placement"] for p in sorted(record.players, key=lambda p: p["seat"])]
+    assert places == [sum(1 for o in scores if o < s) for s in scores]
+    mu = {r["user_id"]: r["after"]["mu"] for r in record.ratings}
+    by_seat = [mu[p["user_id"]] for p in sorted(record.players, key=lambda p: p["seat"])]
+    # Equal priors (new players): the rating after follows the place alone.
+    assert len({(r["before"]["mu"], r["before"]["sigma"]) for r in record.ratings}) == 1
+    for a in range(4):
+        for b in range(4):
+            if scores[a] < scores[b]:
+                assert by_seat[a] > by_seat[b], (scores, by_seat)
+            elif scores[a] == scores[b]:
+                assert by_seat[a] == pytest.approx(by_seat[b])

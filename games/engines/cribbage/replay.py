@@ -26,6 +26,10 @@ The full form of an event is the stored event with ``round_dealt.deck`` and
 ``round_dealt.hands`` (the six-card deals) and ``laid_away.cards`` nulled: that is the
 spectator's form, by the rule above, and is built here rather than borrowed so that a change
 to live redaction cannot silently change what history reveals.  Both build new JSON-safe dicts.
+
+These speak for a round that reached its end (``ROUND_END_EVENT``).  A round the game stopped in
+-- abandoned, or ended by an admin -- never had its cards turned face up; the platform shows it
+as a spectator saw it instead (``games/replay.py``: ``full_state`` / ``full_event``).
 """
 
 from __future__ import annotations

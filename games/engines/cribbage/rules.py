@@ -325,11 +325,15 @@ def _score(
     at: int,
     events: list[Event],
     data: dict[str, Any],
+    *,
+    pegging: bool = False,
 ) -> tuple[int, bool]:
     """Credit ``points`` to ``seat`` in one event of type ``etype`` (every scoring event has
     ``seat, points, scored, scores``).  C22: the winner's total stops at the target, so
     ``scored`` may be less than ``points``; the game ends the moment the target is reached.
-    Returns ``(scored, game_over)``."""
+    ``pegging``: points of the play (a card, the last card), also added to the hand's
+    ``pegged`` -- here, before the end of the game files ``hand_over``, so that the play which
+    ends the game is in it.  Returns ``(scored, game_over)``."""
     target = st.settings.target_score
     scored = _creditable(st, seat, points)
     if scored:
@@ -337,6 +341,8 @@ def _score(
         st.scores[seat] += scored
     r = st.round
     r.points[seat] += scored
+    if pegging:
+        r.pegged[seat] += scored
     events.append(
         Event(
             etype,
@@ -430,7 +436,7 @@ def _play(st: GameState, seat: int, card: str, at: int, timeout: bool, events: l
     r.turn = None
     r.turn_since = None
     peg = score_pegging([c for _, c in r.sequence])
-    scored, over = _score(
+    _, over = _score(
         st,
         seat,
         peg.points,
@@ -444,8 +450,8 @@ def _play(st: GameState, seat: int, card: str, at: int, timeout: bool, events: l
             "items": [i.to_json() for i in peg.items],
             "timeout": timeout,
         },
+        pegging=True,
     )
-    r.pegged[seat] += scored
     if over:
         return
     _after_play(st, at, events)
@@ -480,8 +486,7 @@ def _end_count(st: GameState, at: int, events: list[Event]) -> None:
     assert p is not None
     final = r.count
     if final < 31:
-        scored, over = _score(st, p, 1, "last_card", at, events, {"count": final})
-        r.pegged[p] += scored
+        _, over = _score(st, p, 1, "last_card", at, events, {"count": final}, pegging=True)
         if over:
             return
     r.count = 0

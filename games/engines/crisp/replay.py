@@ -9,6 +9,10 @@ it (rules/crisp.md R21, E20: "the deck is never shown, not even after a turnover
 drawn, exactly as in play.  So the full view is the spectator view with the hands and the held
 card filled in (the deck still only its size), and the full form of an event is the stored event
 with only ``round_dealt.deck`` nulled.  Like ``views``, both build new JSON-safe dicts.
+
+These speak for a round that reached its end (``ROUND_END_EVENT``).  A round the game stopped in
+-- abandoned, or ended by an admin -- never had its cards turned face up; the platform shows it
+as a spectator saw it instead (``games/replay.py``: ``full_state`` / ``full_event``).
 """
 
 from __future__ import annotations

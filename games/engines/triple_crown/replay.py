@@ -20,6 +20,10 @@ with ``hands`` filled in and two keys added:
 
 The full form of an event is the stored event with only ``round_dealt.deck`` nulled (the dealt
 ``hands`` and ``declared.memo`` are kept).  Both build new JSON-safe dicts.
+
+These speak for a round that reached its end (``ROUND_END_EVENT``).  A round the game stopped in
+-- abandoned, or ended by an admin -- never had its cards turned face up; the platform shows it
+as a spectator saw it instead (``games/replay.py``: ``full_state`` / ``full_event``).
 """
 
 from __future__ import annotations

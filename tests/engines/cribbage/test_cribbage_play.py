@@ -234,6 +234,28 @@ def test_c22_the_game_ends_at_121_in_the_middle_of_the_play() -> None:
     assert legal_actions(st, 1, T0) == []
 
 
+def test_c22_hand_over_counts_the_points_of_the_play_that_ends_the_game() -> None:
+    """The hand cut short by 121 in the play files what each seat pegged *including* the play
+    that ended it (issue 21, item 9: it said 0 for that play); the state's ``last_hand`` and its
+    ``pegged`` agree with the event."""
+    st, _ = hand_a(scores=[120, 119])
+    st, ev = run_plays(st, [(1, "KC"), (0, "KD")])  # the dealer's pair scores 1 of its 2
+    over = of_type(ev, "hand_over")[0]
+    assert over["pegged"] == [1, 0] and over["points"] == [1, 0]
+    assert st.last_hand["pegged"] == [1, 0] and st.round.pegged == [1, 0]
+
+
+def test_c22_hand_over_counts_a_last_card_point_that_ends_the_game() -> None:
+    """The same for the last-card point (C10): the pone at 120 plays its last card alone."""
+    st, _ = hand_b(scores=[0, 120])
+    # 9S, 9H (the dealer's pair: 2), JC to 28; the dealer's tens go, the pone's 5H/8D pass 31
+    st, ev = run_plays(st, [(1, "9S"), (0, "9H"), (1, "JC")])
+    assert types(ev)[-3:] == ["last_card", "hand_over", "game_over"]
+    over = of_type(ev, "hand_over")[0]
+    assert over["pegged"] == [2, 1] and st.scores == [2, 121]
+    assert over["pegged"] == st.round.pegged == st.last_hand["pegged"]
+
+
 def test_c20_c22_the_first_to_121_wins_though_the_other_would_get_there_later() -> None:
     # the pone (119) would reach 121 by the last card after QC, but the dealer's pair
     # comes first in the play
