@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -89,6 +91,19 @@ def spying(monkeypatch: pytest.MonkeyPatch, guard: Guard | None = None) -> Itera
         yield calls
 
 
+def _bot_globals() -> dict[str, dict[str, int]]:
+    """Every name of every bot module and the identity of its value (all of them imported
+    first: a module imported later would otherwise look like a change)."""
+    for kind in bots.GAMES:
+        bots.game_for(kind)
+    importlib.import_module("games.bots.arena")
+    return {
+        name: {k: id(v) for k, v in vars(sys.modules[name]).items()}
+        for name in sorted(sys.modules)
+        if name == "games.bots" or name.startswith("games.bots.")
+    }
+
+
 class Guard:
     """The spy's check: what a decision of ``game_id`` receives that is not derivable from the
     deciding seat's payloads and its own earlier decisions goes into ``violations``.  Keeps,
@@ -99,6 +114,7 @@ class Guard:
         self.refs: dict[int, Memory] = {}
         self.violations: list[str] = []
         self.checked = 0
+        self.modules = _bot_globals()
 
     def before(self, call: Call) -> None:
         out = self.violations
@@ -124,6 +140,8 @@ class Guard:
         theirs = {k: v for k, v in vars(fresh).items() if k not in ("stats", "started")}
         if type(call.bot) is not type(fresh) or mine != theirs:
             out.append(f"the bot carries more than a fresh one: {sorted(mine.keys() - theirs)}")
+        if _bot_globals() != self.modules:  # a module attribute as the channel
+            out.append("a bot module's globals changed before a decision")
         if obs.salt != f"{game.pk}:{seat}":  # the one input besides payloads: public ids
             out.append(f"salt {obs.salt[:40]!r}")
         ref = self.refs.setdefault(seat, Memory(game.kind, seat, salt=f"{game.pk}:{seat}"))
@@ -242,6 +260,13 @@ def _clairvoyant_ask(real: Callable[..., Any], game_id: int, how: str) -> Callab
                 return real(bot, memory, now, rng)
         if how == "rng":  # the generator seeded with the truth
             return real(bot, memory, now, random.Random(json.dumps(truth, sort_keys=True)))
+        if how == "module":  # a bot module's global (issue 21 used the memory's notes)
+            module = bots.game_for(memory.kind)
+            module.TRUTH = truth  # type: ignore[attr-defined]
+            try:
+                return real(bot, memory, now, rng)
+            finally:
+                del module.TRUTH  # type: ignore[attr-defined]
         if how == "salt":  # the only free string of the memory
             memory.salt = json.dumps(truth)[:200]
             return real(bot, memory, now, rng)
@@ -250,7 +275,7 @@ def _clairvoyant_ask(real: Callable[..., Any], game_id: int, how: str) -> Callab
     return ask
 
 
-@pytest.mark.parametrize("how", ["attribute", "keyword", "rng", "salt"])
+@pytest.mark.parametrize("how", ["attribute", "keyword", "module", "rng", "salt"])
 @pytest.mark.parametrize("kind", sorted(bots.GAMES))
 def test_the_spy_catches_a_planted_clairvoyant_service(
     kind: str, how: str, users: list[Any], live_calls: Any, fake_clock: Any,
@@ -442,3 +467,27 @@ def test_the_crisp_call_is_decided_with_the_move_that_opens_its_window(
 
         drive(game, live_calls, fake_clock, tasks=40, after=check)
     assert seen >= 3 and not bad, (seen, bad[:3])
+
+
+# -- the memory is stored under the game's lock, never over a newer change ----------------------
+def test_a_bots_memory_never_overwrites_a_change_made_while_it_decided(
+    users: list[Any], live_calls: Any, fake_clock: Any, small_bots: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The bot decides outside the lock; if its seat's memory changed meanwhile (its player
+    took the seat back, another task of the seat stored first), the late write is dropped."""
+    game = _new_game(users, "crisp", "medium")
+    drive(game, live_calls, fake_clock, tasks=6)
+    seat = game.seats.exclude(bot_memory=None).order_by("number").first()
+    assert seat is not None
+    game.refresh_from_db()
+    real = Bot.decide
+
+    def meanwhile(self: Bot, *args: Any) -> Any:
+        type(seat).objects.filter(pk=seat.pk).update(bot_memory=None)  # the seat was reset
+        return real(self, *args)
+
+    monkeypatch.setattr(Bot, "decide", meanwhile)
+    real_tasks.bot_move(game.pk, seat.number, game.version)
+    seat.refresh_from_db()
+    assert seat.bot_memory is None
