@@ -144,11 +144,16 @@ class Guard:
             out.append("a bot module's globals changed before a decision")
         if obs.salt != f"{game.pk}:{seat}":  # the one input besides payloads: public ids
             out.append(f"salt {obs.salt[:40]!r}")
+        rows = Event.objects.filter(game=game)
+        if seat not in self.refs and game.seats.get(number=seat).sitting_in:
+            # Sitting in for a person: it starts as that person reconnecting would, from this
+            # version's events and the view (docs/BOTS.md, "How the service layer calls").
+            rows = rows.filter(version=game.version)
         ref = self.refs.setdefault(seat, Memory(game.kind, seat, salt=f"{game.pk}:{seat}"))
         ref.observe(
             events=[
                 selectors.event_payload(event=e, seat=seat, kind=game.kind)
-                for e in Event.objects.filter(game=game).order_by("seq")
+                for e in rows.order_by("seq")
             ],
             view=selectors.game_payload_for_seat(game=game, seat=seat, now=at)["state"],
         )
@@ -181,6 +186,7 @@ def drive(
     fake_clock: Any,
     *,
     tasks: int,
+    person_moves: bool = True,
     before: Callable[[Game, int, int], None] | None = None,
     after: Callable[[Game, int], None] | None = None,
 ) -> int:
@@ -211,14 +217,14 @@ def drive(
                 break
         if moved:
             continue
-        wire = _human_move(game, rng, fake_clock.ms)
+        wire = _human_move(game, rng, fake_clock.ms) if person_moves else None
         if wire is not None:
             services.game_act(
                 game=game, user=game.seats.get(number=0).user, action=wire,
                 expected_version=game.version,
             )  # fmt: skip
             continue
-        fake_clock.advance(500)
+        fake_clock.advance(500 if person_moves else 5000)
         services.game_sweep()
         if not live_calls.bots:
             services.game_wake_bots(idle_ms=0)
@@ -243,6 +249,21 @@ def test_every_decision_gets_only_its_seats_payloads_and_past_decisions(
         assert drive(game, live_calls, fake_clock, tasks=30) >= 20
     assert not guard.violations, guard.violations[:5]
     assert guard.checked >= 20 and any(ref.decisions for ref in guard.refs.values())
+
+
+@pytest.mark.parametrize("kind", sorted(bots.GAMES))
+def test_a_bot_sitting_in_for_a_person_gets_only_that_seats_payloads(
+    kind: str, users: list[Any], live_calls: Any, fake_clock: Any,
+    small_bots: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The person never moves: after two timeouts a computer sits in for them, starting from
+    what their reconnecting socket would get, and the spy holds it to that."""
+    game = _new_game(users, kind, "easy")
+    guard = Guard(game.pk)
+    with spying(monkeypatch, guard):
+        drive(game, live_calls, fake_clock, tasks=40, person_moves=False)
+    assert not guard.violations, guard.violations[:5]
+    assert 0 in guard.refs, "nobody sat in for the person"
 
 
 def _clairvoyant_ask(real: Callable[..., Any], game_id: int, how: str) -> Callable[..., Any]:
