@@ -1,8 +1,9 @@
 """Computer players for every game: fair by construction, three levels, one search.
 
-A bot decides from its seat's ``Memory`` only -- the redacted views and events the seat's socket
-received (``games.bots.observation``) -- through ``Bot.decide(memory, now, rng)``, which returns
-a wire action (``Action.to_wire()`` form) or ``None``.  Levels: ``random`` (the benchmark's
+A bot decides from its seat's ``Observation`` only -- a frozen record of the redacted views and
+events the seat's socket received and of its own past decisions (``games.bots.observation``) --
+through ``Bot.decide(observation, now, rng)`` (callers: ``ask(bot, memory, now, rng)``), which
+returns a wire action (``Action.to_wire()`` form) or ``None``.  Levels: ``random`` (the benchmark's
 floor), ``easy``, ``medium``, ``hard`` (SO-ISMCTS, ``games.bots.ismcts``).  Each game supplies one
 module here (``games.bots.crisp``): its knowledge tracker and determiniser, its heuristics and its
 ``ismcts.SearchGame``.  Standard library only, like the engines: no Django, so a Celery task, a

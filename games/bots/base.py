@@ -87,9 +87,10 @@ class Stats:
 class Bot(ABC):
     """One computer player of one game at one level.
 
-    Stateless between calls except for ``stats``: everything a bot remembers lives in the
-    ``Memory`` it is handed (so a Celery task can rebuild the bot from its kind and level and
-    the stored memory), and every random choice comes from the ``rng`` it is handed.
+    Stateless between calls except for ``stats``: everything a bot remembers is in the
+    ``Observation`` it is handed -- its seat's payloads and its own past decisions, kept by the
+    caller's ``Memory`` (so a Celery task can rebuild the bot from its kind and level and the
+    stored memory) -- and every random choice comes from the ``rng`` it is handed.
     """
 
     kind: str = ""
