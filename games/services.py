@@ -1180,27 +1180,72 @@ def game_back(*, game: Game | int, user: AbstractBaseUser) -> Game:
     return g
 
 
+#: A decision that must land inside a window (Crisp's crisp call, 3 s) gets at most this share
+#: of the window's time left as its CPU budget: its wall time on a loaded machine is a few
+#: times its CPU (docs/BOTS.md, "Time"), and the call must still be on time.
+BOT_WINDOW_SHARE = 0.1
+
+
+def _bot_budget(closes_at: int | None = None, now: int = 0) -> Any:
+    """The CPU budget of one computer decision: ``settings.CRISP_BOT_CPU_MS`` (default the
+    bots' 200 ms) and ``CRISP_BOT_MAX_ITERATIONS`` (tests: a reproducible search), capped for
+    a decision inside a window at ``BOT_WINDOW_SHARE`` of what is left of it."""
+    from games import bots
+
+    cpu = float(getattr(django_settings, "CRISP_BOT_CPU_MS", bots.Budget().cpu_ms))
+    if closes_at is not None:
+        cpu = max(1.0, min(cpu, (closes_at - now) * BOT_WINDOW_SHARE))
+    return bots.Budget(cpu, getattr(django_settings, "CRISP_BOT_MAX_ITERATIONS", None))
+
+
+def _bot_rng() -> random.Random:
+    """A fresh generator per decision; ``settings.CRISP_BOT_SEED`` (tests only) seeds it, so
+    two runs of the same decision -- the twin-worlds proof -- draw the same numbers."""
+    seed = getattr(django_settings, "CRISP_BOT_SEED", None)
+    return random.Random() if seed is None else random.Random(seed)  # noqa: S311 - play
+
+
 def game_bot_move(*, game_id: int, seat_number: int, version: int) -> bool:
     """A computer player's turn (Celery, ``games.tasks.bot_move``): True if it moved.
 
-    Fair by construction: the bot (``games.bots``) is handed only what the seat was sent --
-    the seat's redacted state (``selectors.game_payload_for_seat``) and each event in the form
-    the seat's live socket received it (``selectors.event_payload``: private forms at their
-    own version) -- and remembers them in ``Seat.bot_memory``.  It never sees the engine
-    state, the deck or the seed.  It decides *outside* the game's lock (a search may take
-    its whole budget) and then acts through ``game_act`` on the version it saw: if the game
-    moved on meanwhile, the move is refused as stale and the newer change wakes it again.
+    Fair by construction: the bot (``games.bots``) is handed only an ``Observation`` -- a frozen
+    record of what the seat was sent (the seat's redacted state, ``selectors.
+    game_payload_for_seat``, and each event in the form the seat's live socket received it,
+    ``selectors.event_payload``: private forms at their own version) and of its own past
+    decisions -- kept between turns in ``Seat.bot_memory`` (``games.bots.ask``).  It never
+    sees the engine state, the deck or the seed, and nothing writable reaches it.  It decides
+    *outside* the game's lock (a search may take its whole budget), stores its memory under
+    the lock (only if nobody changed the seat's memory or its player meanwhile), and then acts
+    through ``game_act`` on the version it saw: if the game moved on meanwhile, the move is
+    refused as stale and the newer change wakes it again.
+
+    A move that opens a window of this seat that a decision must land in (Crisp: the crisp
+    window, 3 s, rules/crisp.md) is followed at once, in this same call, by that window's
+    decision on the new version, budgeted to the window (``BOT_WINDOW_SHARE``): not after a
+    think time and a queue, which under load put the call past the window's end.
     """
+    moved, window = _bot_turn(game_id, seat_number, version, closes_at=None)
+    if moved and window is not None:
+        _bot_turn(game_id, seat_number, window[0], closes_at=window[1])
+    return moved
+
+
+def _bot_turn(
+    game_id: int, seat_number: int, version: int, *, closes_at: int | None
+) -> tuple[bool, tuple[int, int] | None]:
+    """One decision of the seat's computer player at ``version`` (``game_bot_move``): whether
+    it moved, and ``(version, closes_at)`` of a window of its own its move opened."""
     from games import bots, selectors
 
     game = Game.objects.filter(pk=game_id, status=Game.Status.PLAYING).first()
     if game is None or game.version != version or game.kind not in bots.GAMES:
-        return False
+        return False, None
     seat = Seat.objects.filter(game=game, number=seat_number).select_related("user").first()
     if seat is None or not seat.bot_level or not (seat.sitting_in or seat.user.is_bot):
-        return False
-    if seat.bot_memory:
-        memory = bots.Memory.from_json(seat.bot_memory)
+        return False, None
+    stored = seat.bot_memory
+    if stored:
+        memory = bots.Memory.from_json(stored)
         rows = Event.objects.filter(game=game, seq__gt=memory.to_json()["last_seq"] or 0)
     else:
         # A computer player seated in the lobby has been "connected" since the deal: every
@@ -1218,18 +1263,36 @@ def game_bot_move(*, game_id: int, seat_number: int, version: int) -> bool:
         ],
         view=selectors.game_payload_for_seat(game=game, seat=seat_number, now=now)["state"],
     )
-    rng = random.Random()  # noqa: S311 - a move choice, not a secret
-    action = bots.bot_for(game.kind, seat.bot_level).decide(memory, now, rng)
-    Seat.objects.filter(pk=seat.pk).update(bot_memory=memory.to_json())
+    bot = bots.bot_for(game.kind, seat.bot_level, budget=_bot_budget(closes_at, now))
+    action = bots.ask(bot, memory, now, _bot_rng())
+    with transaction.atomic():
+        _lock(game)
+        current = (
+            Seat.objects.filter(pk=seat.pk)
+            .values_list("bot_level", "sitting_in", "bot_memory")
+            .first()
+        )
+        if current is not None and current[0] and current[2] == stored:
+            Seat.objects.filter(pk=seat.pk).update(bot_memory=memory.to_json())
     if action is None:
-        return False
+        return False, None
     try:
-        game_act(game=game, user=seat.user, action=action, expected_version=version, by_bot=True)
+        done = game_act(
+            game=game, user=seat.user, action=action, expected_version=version, by_bot=True
+        )
     except ServiceError as exc:
         if exc.code != "stale_version":
             logger.warning("bot at seat %s of game %s refused: %s", seat_number, game_id, exc)
-        return False
-    return True
+        return False, None
+    if closes_at is not None:  # a window's own decision opens no further one
+        return True, None
+    closes = getattr(bots.game_for(game.kind), "window_closes", None)
+    after = None if closes is None else Game.objects.filter(pk=game_id).first()
+    if after is None or after.version != done.version or after.status != Game.Status.PLAYING:
+        return True, None
+    view = selectors.game_payload_for_seat(game=after, seat=seat_number, now=clock.now_ms())
+    at = closes(view["state"], seat_number)
+    return True, None if at is None else (after.version, at)
 
 
 def game_wake_bots(*, idle_ms: int = 10_000) -> int:

@@ -1,19 +1,20 @@
 """Computer players for every game: fair by construction, three levels, one search.
 
-A bot decides from its seat's ``Memory`` only -- the redacted views and events the seat's socket
-received (``games.bots.observation``) -- through ``Bot.decide(memory, now, rng)``, which returns
-a wire action (``Action.to_wire()`` form) or ``None``.  Levels: ``random`` (the benchmark's
+A bot decides from its seat's ``Observation`` only -- a frozen record of the redacted views and
+events the seat's socket received and of its own past decisions (``games.bots.observation``) --
+through ``Bot.decide(observation, now, rng)`` (callers: ``ask(bot, memory, now, rng)``), which
+returns a wire action (``Action.to_wire()`` form) or ``None``.  Levels: ``random`` (the benchmark's
 floor), ``easy``, ``medium``, ``hard`` (SO-ISMCTS, ``games.bots.ismcts``).  Each game supplies one
 module here (``games.bots.crisp``): its knowledge tracker and determiniser, its heuristics and its
 ``ismcts.SearchGame``.  Standard library only, like the engines: no Django, so a Celery task, a
 test or the benchmark runs the same code.  See docs/BOTS.md.
 
-How the service layer calls a bot (sketch; the integration lives outside this package)::
+How the service layer calls a bot (``games.services.game_bot_move``)::
 
     memory = Memory.from_json(seat.bot_memory)        # or Memory("crisp", seat_no)
     memory.observe(view=frame["state"]["state"], events=frame["events"])   # every frame
-    action = bot_for(game.kind, seat.bot_level).decide(memory, clock.now_ms(), random.Random())
-    seat.bot_memory = memory.to_json()                 # the bot's notes are in it too
+    action = ask(bot_for(game.kind, seat.bot_level), memory, clock.now_ms(), random.Random())
+    seat.bot_memory = memory.to_json()                 # its past decisions are in it too
     if action is not None:
         services.game_act(game=game, seat=seat_no, action=action)   # the same path as people
 """
@@ -23,8 +24,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .base import LEVELS, Bot, Budget, Stats
-from .observation import Memory, ObservationError
+from .base import LEVELS, Bot, Budget, Stats, ask
+from .observation import Decision, Memory, Observation, ObservationError
 
 #: kind -> the bot module of that game (same keys as ``games.engines.KINDS``).
 GAMES: dict[str, str] = {
@@ -58,9 +59,12 @@ __all__ = [
     "LEVELS",
     "Bot",
     "Budget",
+    "Decision",
     "Memory",
+    "Observation",
     "ObservationError",
     "Stats",
+    "ask",
     "bot_for",
     "game_for",
 ]

@@ -3,7 +3,8 @@
 The referee is the only code in ``games.bots`` that holds a true ``GameState``; it keeps it to
 itself.  After every change it sends each seat what that seat's socket would carry --
 ``view(state, seat, now)`` and ``event_view(event, seat)`` of the change's events -- into the
-seat's ``Memory``, and it asks the bots for moves with ``decide(memory, now, rng)``.  Their
+seat's ``Memory``, and it asks the bots for moves with ``ask(bot, memory, now, rng)`` (the bot
+sees only ``memory.observation()``, and what it decided is recorded in the memory).  Their
 answers go through ``Action.from_wire`` and the engine's ``apply`` like any client's, so an
 illegal move raises (tests rely on that: thousands of decisions, no refusal).
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from games.engines import engine_for
 
-from .base import Bot, freeze_long_lived
+from .base import Bot, ask, freeze_long_lived
 from .observation import Memory
 
 
@@ -109,7 +110,7 @@ def play_game(
             i = (last + k) % n
             sr = record.seats[i]
             t0 = time.thread_time()
-            wire = bots[i].decide(memories[i], now, rngs[i])
+            wire = ask(bots[i], memories[i], now, rngs[i])
             spent = time.thread_time() - t0
             sr.asked += 1
             sr.cpu_s += spent

@@ -1,10 +1,13 @@
 """The shape every bot has: ``decide(memory, now, rng) -> wire action | None``.
 
 The signature *is* the fairness argument (docs/BOTS.md): a bot is handed its seat's
-``Memory`` (built only from that seat's redacted payloads), the instant it acts at, and a
-random source -- nothing that could hold the true ``GameState``, the deck, the seed or another
-seat's view.  ``Bot.decide`` checks the three types before a level's ``choose`` runs, so even a
-caller that tries to pass something else fails loudly instead of producing a clairvoyant bot.
+``Observation`` (a frozen record built only from that seat's redacted payloads and its own
+past decisions), the instant it acts at, and a plain random source -- nothing that could hold
+the true ``GameState``, the deck, the seed or another seat's view, and nothing writable that a
+caller could fill with them.  ``Bot.decide`` checks the three exact types before a level's
+``choose`` runs, so even a caller that tries to pass something else (a ``Memory``, a state, a
+``Random`` subclass carrying an attribute) fails loudly instead of producing a clairvoyant bot.
+``ask`` is how a caller takes a decision: the observation in, the decision recorded.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from .observation import Memory, ObservationError
+from .observation import Memory, Observation, ObservationError
 
 
 def freeze_long_lived() -> None:
@@ -84,9 +87,10 @@ class Stats:
 class Bot(ABC):
     """One computer player of one game at one level.
 
-    Stateless between calls except for ``stats``: everything a bot remembers lives in the
-    ``Memory`` it is handed (so a Celery task can rebuild the bot from its kind and level and
-    the stored memory), and every random choice comes from the ``rng`` it is handed.
+    Stateless between calls except for ``stats``: everything a bot remembers is in the
+    ``Observation`` it is handed -- its seat's payloads and its own past decisions, kept by the
+    caller's ``Memory`` (so a Celery task can rebuild the bot from its kind and level and the
+    stored memory) -- and every random choice comes from the ``rng`` it is handed.
     """
 
     kind: str = ""
@@ -96,7 +100,7 @@ class Bot(ABC):
         self.stats = Stats()
         self.started = 0.0  # thread_time when the current decision began
 
-    def decide(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    def decide(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         """The wire action to submit at ``now`` (``Action.to_wire()`` form), or ``None`` to do
         nothing now (nothing to do, or the bot chose to wait -- e.g. not to call crisp).
 
@@ -105,14 +109,18 @@ class Bot(ABC):
         observed; if more happened since (an unseen frame), the service layer refuses it
         like any stale move.
         """
-        if type(memory) is not Memory:
-            raise ObservationError(f"a bot decides from its Memory, not {type(memory).__name__}")
+        if type(memory) is not Observation:
+            raise ObservationError(
+                f"a bot decides from an Observation, not {type(memory).__name__}"
+            )
         if memory.kind != self.kind:
             raise ObservationError(f"a {self.kind} bot was handed a {memory.kind} memory")
         if type(now) is not int:
             raise ObservationError("now must be int milliseconds")
-        if not isinstance(rng, random.Random):
-            raise ObservationError("rng must be a random.Random")
+        if type(rng) is not random.Random or set(vars(rng)) - {"gauss_next"}:
+            # Exactly the standard generator: a subclass or an extra attribute could carry
+            # the truth in.
+            raise ObservationError("rng must be a plain random.Random")
         t0 = self.started = time.thread_time()
         try:
             return self.choose(memory, now, rng)
@@ -128,8 +136,21 @@ class Bot(ABC):
         return Budget(max(budget.cpu_ms - spent_ms - reserve, 0.5), budget.max_iterations)
 
     @abstractmethod
-    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         """The level's policy; only ever called through ``decide`` (inputs checked)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.kind}/{self.level}>"
+
+
+def ask(bot: Bot, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    """Take one decision of ``bot`` for the seat of ``memory`` and record it there.
+
+    The caller's one call (service layer, referee, tests): the bot sees only
+    ``memory.observation()`` -- frozen, from the seat's payloads and its past decisions -- and
+    what it returned becomes one more past decision (``Memory.record``), which is all a bot
+    remembers of itself between calls.
+    """
+    action = bot.decide(memory.observation(), now, rng)
+    memory.record(now, action)
+    return action

@@ -1,6 +1,6 @@
 """Cribbage's bots: what a seat knows, the determiniser, the rollout policy, and the four levels.
 
-Everything here starts from a ``Memory`` (the seat's redacted views and events, see
+Everything here starts from an ``Observation`` (the seat's redacted views and events, see
 ``observation``), exactly as ``games.bots.crisp`` does.  Three layers:
 
 1. ``track(memory)`` -> ``Knowledge``: the seat's own six cards and its crib cards, every card
@@ -51,7 +51,7 @@ from games.engines.cribbage import (
 
 from . import ismcts
 from .base import Bot, Budget
-from .observation import Memory, ObservationError
+from .observation import Observation, ObservationError
 
 KIND = "cribbage"
 _ORDER = {c: i for i, c in enumerate(FULL_DECK)}  # hand order (C2, C29): FULL_DECK is sorted
@@ -118,7 +118,7 @@ def _fitting(count: int) -> set[str]:
     return {c for c in FULL_DECK if count + value(c) <= 31}
 
 
-def track(memory: Memory) -> Knowledge:
+def track(memory: Observation) -> Knowledge:
     """Replay ``memory``'s hand into ``Knowledge`` (public facts from the latest view, proofs
     from the events this seat received)."""
     view = memory.view
@@ -202,7 +202,7 @@ class Determiniser:
     weighted by how many deals it leaves, so the result is still exactly uniform.
     """
 
-    def __init__(self, memory: Memory, knowledge: Knowledge | None = None) -> None:
+    def __init__(self, memory: Observation, knowledge: Knowledge | None = None) -> None:
         view = memory.view
         if view is None:
             raise ObservationError("nothing observed yet")
@@ -339,7 +339,7 @@ def _moves_so_far(view: dict[str, Any]) -> int:
     return 0 if view["phase"] == "lay_away" else len(view["played"][0]) + len(view["played"][1])
 
 
-def legal_now(memory: Memory, now: int, rng: random.Random) -> list[Action]:
+def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
     """The seat's legal actions at ``now``, asked of the engine on one determinisation (they
     depend only on what the seat may know while no deadline has passed)."""
     return legal_actions(Determiniser(memory).sample(rng), memory.seat, now)
@@ -603,7 +603,7 @@ class CribbageBot(Bot):
 
     kind = KIND
 
-    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         view = memory.view
         if view is None or view["status"] != "playing":
             return None
@@ -622,7 +622,7 @@ class CribbageBot(Bot):
 
     def lay_away(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         det: Determiniser,
         legal: list[Action],
@@ -633,7 +633,7 @@ class CribbageBot(Bot):
 
     def play(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         det: Determiniser,
         legal: list[Action],
@@ -925,7 +925,7 @@ class CribbageSearch:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Observation,
         knowledge: Knowledge,
         now: int,
     ) -> None:
@@ -1114,7 +1114,7 @@ class HardBot(CribbageBot):
 
     def _search(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         now: int,
         rng: random.Random,

@@ -1,6 +1,6 @@
 """Crisp's bots: what a seat knows, the determiniser, the rollout policy, and the four levels.
 
-Everything here starts from a ``Memory`` (the seat's redacted views and events, see
+Everything here starts from an ``Observation`` (the seat's redacted views and events, see
 ``observation``).  Three layers:
 
 1. ``track(memory)`` -> ``Knowledge``: replays the round's events as the seat received them
@@ -21,7 +21,8 @@ Everything here starts from a ``Memory`` (the seat's redacted views and events, 
 
 Time (docs/BOTS.md, "Time"): a bot decides *at* ``now`` with the engine's deadlines; its
 legal actions are the engine's at ``now``.  It calls crisp only inside its window, deciding
-once per window (a decision not to call is remembered in ``memory.notes``), and it never waits
+once per window (a decision not to call is its own past decision, ``Observation.decisions``:
+``open_window`` names the window each was taken in), and it never waits
 on purpose: the service layer adds the human-like think time before submitting.
 """
 
@@ -48,7 +49,7 @@ from games.engines.crisp import (
 
 from . import ismcts
 from .base import Bot, Budget
-from .observation import Memory, ObservationError
+from .observation import Observation, ObservationError
 
 KIND = "crisp"
 L, C, R = 0, 1, 2
@@ -81,7 +82,7 @@ def _special(card: str) -> bool:
 
 
 # ================================================================================================
-# Per-game payload check (called by Memory.observe)
+# Per-game payload check (called by Memory.observe and Observation)
 # ================================================================================================
 def check_view(view: dict[str, Any], seat: int) -> None:
     """Refuse a Crisp view that shows what ``seat`` may not see (another seat's or the admin's
@@ -182,7 +183,7 @@ def _remembers(salt: str, rnd: int, index: int, recall: float) -> bool:
     return int.from_bytes(h[:4], "big") / 2**32 < recall
 
 
-def track(memory: Memory, recall: float = 1.0) -> Knowledge:
+def track(memory: Observation, recall: float = 1.0) -> Knowledge:
     """Replay ``memory``'s round into ``Knowledge``.  ``recall`` < 1 forgets each private sight
     (a look, a drawn card once swapped in, a Jack's or Queen's look) with probability
     1 - ``recall``; public facts (the pile, who swapped what where) are always kept."""
@@ -368,7 +369,7 @@ class Determiniser:
     shared by all samples); ``sample(rng)`` then only deals the unseen cards.
     """
 
-    def __init__(self, memory: Memory, knowledge: Knowledge | None = None) -> None:
+    def __init__(self, memory: Observation, knowledge: Knowledge | None = None) -> None:
         view = memory.view
         if view is None:
             raise ObservationError("nothing observed yet")
@@ -552,7 +553,7 @@ class Determiniser:
         return GameState.from_json(st)
 
 
-def legal_now(memory: Memory, now: int, rng: random.Random) -> list[Action]:
+def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
     """The seat's legal actions at ``now``, asked of the engine on one determinisation (they
     depend only on what the seat may know, so any consistent sample gives the true list)."""
     sample = Determiniser(memory).sample(rng)
@@ -562,21 +563,43 @@ def legal_now(memory: Memory, now: int, rng: random.Random) -> list[Action]:
 # ================================================================================================
 # Shared decision plumbing
 # ================================================================================================
-def _window_key(memory: Memory) -> str | None:
-    view = memory.view
-    assert view is not None
-    no = _window_turns(view).get(memory.seat)
+def open_window(view: dict[str, Any], seat: int) -> str | None:
+    """The key ``"r<round>:t<turn>"`` of ``seat``'s own crisp window open in ``view`` (its
+    payload), or ``None``.  ``Memory.record`` files each decision under it: a decision taken
+    while the window was open and that did not call *is* the window let pass."""
+    no = _window_turns(view).get(seat)
     return None if no is None else f"r{view['round']}:t{no}"
 
 
-def _declined(memory: Memory) -> list[str]:
-    """The windows of this round the bot decided not to call in (older rounds dropped)."""
+def window_closes(view: dict[str, Any], seat: int) -> int | None:
+    """When ``seat``'s own open crisp window closes (inclusive, ms), or ``None``: the service
+    layer decides that window at once after the move that opened it and budgets the decision
+    to what is left of it (``games.services.game_bot_move``)."""
+    for w in view["windows"]:
+        if w["seat"] == seat:
+            return int(w["closes_at"])
+    return None
+
+
+def _window_key(memory: Observation) -> str | None:
+    view = memory.view
+    assert view is not None
+    return open_window(view, memory.seat)
+
+
+def _declined(memory: Observation) -> list[str]:
+    """The windows of this round the bot decided not to call in: its own past decisions taken
+    in an open window of its that were not a call (older rounds dropped)."""
     view = memory.view
     assert view is not None
     prefix = f"r{view['round']}:"
-    keep = [k for k in memory.notes.get("declined", []) if k.startswith(prefix)]
-    memory.notes["declined"] = keep
-    return keep
+    out: list[str] = []
+    for d in memory.decisions:
+        if d.window is not None and d.window.startswith(prefix) and d.window not in out:
+            wire = d.wire
+            if wire is None or wire.get("type") != "call":
+                out.append(d.window)
+    return out
 
 
 def _nothing_possible(view: dict[str, Any], now: int) -> bool:
@@ -594,7 +617,7 @@ class CrispBot(Bot):
     recall = 1.0
     takes_look = True
 
-    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         view = memory.view
         if view is None or _nothing_possible(view, now):
             return None
@@ -612,9 +635,7 @@ class CrispBot(Bot):
                 legal = [a for a in legal if a != CALL]
             elif self.wants_call(memory, k, det, now, rng):
                 return CALL.to_wire()
-            else:
-                if key is not None:
-                    _declined(memory).append(key)
+            else:  # recorded by the caller as this decision (``open_window``): not asked again
                 legal = [a for a in legal if a != CALL]
         legal = [a for a in legal if a != look] if self.takes_look else legal
         if not legal:
@@ -622,13 +643,13 @@ class CrispBot(Bot):
         return self.pick(memory, k, det, legal, now, rng).to_wire()
 
     def wants_call(
-        self, memory: Memory, k: Knowledge, det: Determiniser, now: int, rng: random.Random
+        self, memory: Observation, k: Knowledge, det: Determiniser, now: int, rng: random.Random
     ) -> bool:
         raise NotImplementedError
 
     def pick(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         det: Determiniser,
         legal: list[Action],
@@ -857,7 +878,7 @@ class CrispSearch:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Observation,
         knowledge: Knowledge,
         now: int,
         horizon_turns: int | None = None,
@@ -1164,7 +1185,7 @@ class HardBot(CrispBot):
 
     def _search(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         now: int,
         rng: random.Random,
@@ -1213,5 +1234,7 @@ __all__ = [
     "legal_now",
     "medium_call",
     "medium_pick",
+    "open_window",
     "track",
+    "window_closes",
 ]

@@ -1,6 +1,6 @@
 """Triple Crown's bots: what a seat knows, the determiniser, role inference, and the four levels.
 
-Everything here starts from a ``Memory`` (the seat's redacted views and events, see
+Everything here starts from an ``Observation`` (the seat's redacted views and events, see
 ``observation``), exactly as ``games.bots.crisp`` does.  Three layers:
 
 1. ``track(memory)`` -> ``Knowledge``: the seat's own hand and role (and memo, if it is Double
@@ -43,7 +43,7 @@ from games.engines.triple_crown import (
 
 from . import ismcts
 from .base import Bot, Budget
-from .observation import Memory, ObservationError
+from .observation import Observation, ObservationError
 
 KIND = "triple_crown"
 SEATS = 4
@@ -140,7 +140,7 @@ class Knowledge:
         return [*self.tricks, self.trick] if self.trick else list(self.tricks)
 
 
-def track(memory: Memory) -> Knowledge:
+def track(memory: Observation) -> Knowledge:
     """Replay ``memory``'s hand into ``Knowledge``: public facts from the latest view (every
     trick of the hand is in it), timeout proofs from the events this seat received."""
     view = memory.view
@@ -226,7 +226,7 @@ class Determiniser:
     Built once per decision; ``sample(rng)`` deals the unseen cards.
     """
 
-    def __init__(self, memory: Memory, knowledge: Knowledge | None = None) -> None:
+    def __init__(self, memory: Observation, knowledge: Knowledge | None = None) -> None:
         view = memory.view
         if view is None:
             raise ObservationError("nothing observed yet")
@@ -410,7 +410,7 @@ def _sorted(cards: Sequence[str]) -> list[str]:
     return sorted(cards, key=lambda c: (_SUIT_ORDER[c[1]], -_rank(c)))
 
 
-def legal_now(memory: Memory, now: int, rng: random.Random) -> list[Action]:
+def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
     """The seat's legal actions at ``now``, asked of the engine on one determinisation."""
     return legal_actions(Determiniser(memory).sample(rng), memory.seat, now)
 
@@ -664,7 +664,7 @@ class TripleCrownBot(Bot):
 
     kind = KIND
 
-    def choose(self, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:
+    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         view = memory.view
         if view is None or view["status"] != "playing":
             return None
@@ -683,7 +683,7 @@ class TripleCrownBot(Bot):
 
     def declare(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         det: Determiniser,
         legal: list[Action],
@@ -694,7 +694,7 @@ class TripleCrownBot(Bot):
 
     def card(
         self,
-        memory: Memory,
+        memory: Observation,
         k: Knowledge,
         det: Determiniser,
         legal: list[Action],
@@ -832,7 +832,7 @@ class TripleCrownSearch:
     public play -- never another seat's cards or role.  Reward: the hand's points against the
     others' mean, squashed into [0, 1]; a game won in the hand is worth 1."""
 
-    def __init__(self, memory: Memory, knowledge: Knowledge, now: int) -> None:
+    def __init__(self, memory: Observation, knowledge: Knowledge, now: int) -> None:
         self.seat = memory.seat
         self.det = Determiniser(memory, knowledge)
         self.now = now
@@ -953,7 +953,7 @@ class HardBot(TripleCrownBot):
         return self._search(memory, k, now, rng, Action.play(_representative(prior, cards, out)))
 
     def _search(
-        self, memory: Memory, k: Knowledge, now: int, rng: random.Random, prior: Action
+        self, memory: Observation, k: Knowledge, now: int, rng: random.Random, prior: Action
     ) -> Action:
         game = TripleCrownSearch(memory, k, now)
         res = ismcts.search(

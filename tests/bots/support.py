@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from games.bots import Bot, Memory
+from games.bots import Bot, Memory, ask
 from games.engines.crisp import (
     Action,
     GameState,
@@ -51,7 +51,7 @@ def crisp_states(
         acted = False
         for k in range(n):
             i = (last + k) % n
-            wire = bots[i].decide(mems[i], now, rngs[i])
+            wire = ask(bots[i], mems[i], now, rngs[i])
             if wire is None:
                 continue
             st, ev = apply(st, i, Action.from_wire(wire), now)

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, ask, bot_for
 from games.bots.arena import play_game
 from games.bots.cribbage import BOTS, Determiniser, MediumBot, discard_values, track
 from games.engines import cribbage as engine
@@ -92,7 +92,7 @@ def _states(
         acted = False
         for k in range(2):
             i = (last + k) % 2
-            wire = bots[i].decide(mems[i], now, rngs[i])
+            wire = ask(bots[i], mems[i], now, rngs[i])
             if wire is None:
                 continue
             st, ev = apply(st, i, Action.from_wire(wire), now)
@@ -238,7 +238,7 @@ def test_hard_search_respects_the_iteration_cap_and_returns_a_legal_move() -> No
     m = Memory(KIND, 0)
     m.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
     bot = bot_for(KIND, "hard", budget=Budget(10_000, max_iterations=20))
-    wire = bot.decide(m, 0, random.Random(1))
+    wire = bot.decide(m.observation(), 0, random.Random(1))
     assert Action.from_wire(wire) in legal_actions(st, 0, 0)
     # The lay-away's pegging estimate samples at most that many opponent hands.
     assert bot.stats.iterations == 20  # type: ignore[attr-defined]
@@ -278,10 +278,10 @@ def test_every_level_decides_through_the_checked_entry_point(level: str) -> None
     bot = bot_for(KIND, level, budget=Budget(5))
     good = Memory(KIND, 0)
     good.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
-    for wrong in (st, st.to_json(), view(st, 0, 0), good.to_json()):
+    for wrong in (st, st.to_json(), view(st, 0, 0), good.to_json(), good):
         with pytest.raises(ObservationError):
             bot.decide(wrong, 0, random.Random(1))  # type: ignore[arg-type]
-    wire = bot.decide(good, 0, random.Random(1))
+    wire = bot.decide(good.observation(), 0, random.Random(1))
     assert Action.from_wire(wire) in legal_actions(st, 0, 0)
 
 
@@ -310,7 +310,7 @@ def test_a_bot_cannot_tell_apart_worlds_its_seat_saw_the_same(level: str) -> Non
         m = Memory(KIND, 0, salt="s")
         m.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
         bot = bot_for(KIND, level, budget=Budget(10_000, max_iterations=30))
-        wire = bot.decide(m, 0, random.Random(7))
+        wire = bot.decide(m.observation(), 0, random.Random(7))
         traces.append(wire)
     assert traces[0] == traces[1]
     assert traces[0] is not None and traces[0]["type"] == "lay_away"

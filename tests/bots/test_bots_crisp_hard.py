@@ -57,7 +57,7 @@ def test_hard_searches_its_moves_by_default() -> None:
         if searched >= 12:
             break
         before = bot.stats.searches
-        bot.decide(Memory.from_json(m.to_json()), now, rng)
+        bot.decide(m.observation(), now, rng)
         if bot.stats.searches > before:
             assert bot.last is not None
             assert all(isinstance(a, Action) for a in bot.last.visits), bot.last
@@ -75,7 +75,7 @@ def test_hard_overrides_medium_on_some_moves_and_only_with_legal_ones() -> None:
         for m, _k, now in _turn_decisions(f"override{g}"):
             if decisions >= 200 or bot.stats.overrides >= 3:
                 break
-            wire = bot.decide(Memory.from_json(m.to_json()), now, rng)
+            wire = bot.decide(m.observation(), now, rng)
             assert wire is not None
             assert Action.from_wire(wire).type not in ("call", "look")
             decisions += 1
@@ -91,8 +91,8 @@ def test_a_move_search_too_small_to_tell_moves_apart_plays_mediums_move() -> Non
     compared = 0
     for g in range(6):
         for m, _k, now in _turn_decisions(f"prior{g}"):
-            want = medium.decide(Memory.from_json(m.to_json()), now, random.Random(0))
-            got = bot.decide(Memory.from_json(m.to_json()), now, rng)
+            want = medium.decide(m.observation(), now, random.Random(0))
+            got = bot.decide(m.observation(), now, rng)
             assert got == want, (m.view, got, want)
             compared += 1
     assert compared >= 40 and bot.stats.searches >= 20, (compared, bot.stats)

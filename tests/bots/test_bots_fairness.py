@@ -3,13 +3,15 @@
 Three guards, each of which fails if the shape of the code changes so that a bot could see more:
 
 1. the ``Memory`` refuses anything but this seat's redacted views and events;
-2. ``Bot.decide`` takes exactly ``(memory, now, rng)`` and refuses any other memory object;
+2. ``Bot.decide`` takes exactly ``(observation, now, rng)`` and refuses anything but a frozen
+   ``Observation`` (the caller's mutable ``Memory`` included);
 3. the import surface of ``games/bots/`` (AST): only the engines' public packages, ``GameState``
    only in the determiniser and the referee, no engine internals, no ``.seed``/``.decks``/
    ``.deck_order`` read outside the referee.
 
 And one behavioural proof: two true states that differ only in cards the seat never saw give
-every level the same memory and the same decision.
+every level the same memory and the same decision.  The same guards at the service path, for
+every game and level, with planted clairvoyants: tests/games/test_bot_fairness.py.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import games.bots
-from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, ask, bot_for
 from games.bots.crisp import BOTS
 from games.engines import crisp as engine
 from games.engines.crisp import Action, Event, Settings, apply, event_view, new_game, view
@@ -114,12 +116,12 @@ def test_decide_refuses_a_game_state_or_anything_but_a_memory(level: str) -> Non
     bot = bot_for("crisp", level, budget=Budget(5))
     good = Memory("crisp", 0)
     good.observe(view=view(st, 0, 0), events=[event_view(e, 0) for e in ev])
-    for wrong in (st, st.to_json(), view(st, 0, 0), good.to_json()):
+    for wrong in (st, st.to_json(), view(st, 0, 0), good.to_json(), good):
         with pytest.raises(ObservationError):
             bot.decide(wrong, 0, random.Random(1))  # type: ignore[arg-type]
     with pytest.raises(ObservationError):
-        bot.decide(good, 0.5, random.Random(1))  # type: ignore[arg-type]
-    assert bot.decide(good, 0, random.Random(1)) in (None, {"type": "look"})
+        bot.decide(good.observation(), 0.5, random.Random(1))  # type: ignore[arg-type]
+    assert bot.decide(good.observation(), 0, random.Random(1)) in (None, {"type": "look"})
 
 
 # -- 3. the import surface (AST) -------------------------------------------------------------
@@ -225,7 +227,7 @@ def test_a_bot_cannot_tell_apart_worlds_its_seat_saw_the_same(level: str) -> Non
         for _ in range(80):  # the look, waiting, seat 0's turns and windows
             if st.round.reveal is not None:
                 break
-            wire = bot.decide(m, now, rng)
+            wire = ask(bot, m, now, rng)
             trace.append(wire)
             if wire is None:
                 now += 1000

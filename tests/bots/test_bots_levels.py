@@ -86,7 +86,7 @@ def test_hard_respects_a_fixed_iteration_budget_and_explains_itself() -> None:
     for state, memories, now in crisp_states([bot, others], seed="explain", settings=Settings()):
         if bot.stats.searches >= 3 or state.status != "playing":
             break
-        bot.decide(memories[0], now, rng)
+        bot.decide(memories[0].observation(), now, rng)
         if bot.last is not None:
             assert bot.last.iterations <= 30
             assert set(bot.last.values) == set(bot.last.visits)

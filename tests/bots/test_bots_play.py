@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from games.bots import Budget, Memory, bot_for, ismcts
+from games.bots import Budget, Memory, ask, bot_for, ismcts
 from games.bots.arena import play_game
 from games.bots.crisp import HardBot
 from games.engines.crisp import (
@@ -105,7 +105,7 @@ def test_a_bot_can_live_in_storage_between_decisions() -> None:
             if stored:
                 mems = [Memory.from_json(m.to_json()) for m in mems]
             for i in (0, 1):
-                wire = bot.decide(mems[i], now, rng)
+                wire = ask(bot, mems[i], now, rng)
                 if wire is not None:
                     trace.append((i, wire))
                     st, ev = apply(st, i, Action.from_wire(wire), now)
@@ -136,7 +136,7 @@ def test_a_bot_sitting_in_mid_round_plays_on_from_the_public_view() -> None:
         for i, m in enumerate(mems):
             m.observe(view=view(st, i, now), events=[event_view(e, i) for e in ev])
         for i in range(3):
-            wire = bots[i].decide(mems[i], now, rng)
+            wire = ask(bots[i], mems[i], now, rng)
             if wire is not None:
                 st, ev = apply(st, i, Action.from_wire(wire), now)
                 now += 300

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, ask, bot_for
 from games.bots.arena import play_game
 from games.bots.triple_crown import BOTS, Determiniser, crown_beliefs, track
 from games.engines import triple_crown as engine
@@ -92,7 +92,7 @@ def _states(
         acted = False
         for k in range(4):
             i = (last + k) % 4
-            wire = bots[i].decide(mems[i], now, rngs[i])
+            wire = ask(bots[i], mems[i], now, rngs[i])
             if wire is None:
                 continue
             st, ev = apply(st, i, Action.from_wire(wire), now)
@@ -292,7 +292,7 @@ def test_hard_declares_and_searches_with_an_iteration_cap() -> None:
     m = Memory(KIND, ds)
     m.observe(view=view(st, ds, 0), events=[event_view(e, ds) for e in ev])
     bot = bot_for(KIND, "hard", budget=Budget(10_000, max_iterations=4))
-    wire = bot.decide(m, 0, random.Random(1))
+    wire = bot.decide(m.observation(), 0, random.Random(1))
     assert wire is not None and wire["type"] == "declare"
     assert Action.from_wire(wire) in legal_actions(st, ds, 0)
     assert bot.last is not None and bot.last.iterations == 4  # type: ignore[attr-defined]
@@ -301,7 +301,7 @@ def test_hard_declares_and_searches_with_an_iteration_cap() -> None:
         if j != ds:
             mj = Memory(KIND, j)
             mj.observe(view=view(st, j, 0), events=[event_view(e, j) for e in ev])
-            assert bot_for(KIND, "medium").decide(mj, 0, random.Random(1)) is None
+            assert bot_for(KIND, "medium").decide(mj.observation(), 0, random.Random(1)) is None
 
 
 # -- fairness: the shape of the inputs --------------------------------------------------------
@@ -348,10 +348,10 @@ def test_every_level_decides_through_the_checked_entry_point(level: str) -> None
     bot = bot_for(KIND, level, budget=Budget(5))
     good = Memory(KIND, seat)
     good.observe(view=view(st, seat, 0), events=[event_view(e, seat) for e in ev])
-    for wrong in (st, st.to_json(), view(st, seat, 0), good.to_json()):
+    for wrong in (st, st.to_json(), view(st, seat, 0), good.to_json(), good):
         with pytest.raises(ObservationError):
             bot.decide(wrong, 0, random.Random(1))  # type: ignore[arg-type]
-    wire = bot.decide(good, 0, random.Random(1))
+    wire = bot.decide(good.observation(), 0, random.Random(1))
     assert Action.from_wire(wire) in legal_actions(st, seat, 0)
 
 
@@ -385,7 +385,7 @@ def test_a_bot_cannot_tell_apart_worlds_its_seat_saw_the_same(level: str) -> Non
         m = Memory(KIND, leader, salt="s")
         m.observe(view=view(st, leader, 0), events=[event_view(e, leader) for e in ev])
         bot = bot_for(KIND, level, budget=Budget(10_000, max_iterations=6))
-        decisions.append(bot.decide(m, 0, random.Random(7)))
+        decisions.append(bot.decide(m.observation(), 0, random.Random(7)))
     assert decisions[0] == decisions[1]
     assert decisions[0] is not None and decisions[0]["type"] == "play"
 
