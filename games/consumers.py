@@ -265,8 +265,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if not self.groups_joined:
             return
         with contextlib.suppress(Exception):
-            summary = await presence.leave(self.game_id, self.seat, self.channel_name)
-            await self._send_presence(summary)
+            await self._announce(await presence.leave(self.game_id, self.seat, self.channel_name))
         for group in self.groups_joined:
             with contextlib.suppress(Exception):
                 await self.channel_layer.group_discard(group, self.channel_name)
@@ -294,45 +293,68 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             logger.exception("resync failed for a socket of game %s", self.game_id)
             await self.close(code=CLOSE_SERVER_ERROR)
             return False
+        change = None
         if seat != self.seat or self.heartbeat is None:
             old_seat = self.seat
             await self._subscribe(seat)
             if seat != old_seat:
                 with contextlib.suppress(Exception):
-                    await presence.leave(self.game_id, old_seat, self.channel_name)
-            await self._touch_presence(force=True)
+                    left = await presence.leave(self.game_id, old_seat, self.channel_name)
+                    await self._announce(left)
+            change = await self._touch_presence(force=True)
         self.version = frame["version"]
         await self.send(text_data=broadcast.stamp(broadcast.encode(frame)))
+        if change is not None:  # after the snapshot: the client learns the table, then who is in
+            await self._announce(change, own=True)
         return True
 
     # --- presence -------------------------------------------------------------------------
 
-    async def _touch_presence(self, force: bool = False) -> None:
+    async def _touch_presence(self, force: bool = False) -> presence.Change | None:
+        """Register or refresh this socket's presence; what changed, for `_announce` (None:
+        presence is unavailable, or a beat changed nothing)."""
         try:
-            summary, changed = await presence.touch(self.game_id, self.seat, self.channel_name)
+            change = await presence.touch(self.game_id, self.seat, self.channel_name)
             run_id = await presence.server_run_id()
         except presence.UNAVAILABLE as exc:  # down or overloaded: rate-limited, one line
             presence.report_unavailable(self.game_id, exc)
-            return
+            return None
         except Exception:  # a bug: presence is advisory, the socket goes on
             logger.warning("presence failed for game %s", self.game_id, exc_info=True)
-            return
+            return None
         if self.redis_run_id and run_id != self.redis_run_id:
             # Redis restarted under us: group memberships kept in Redis are gone and frames
             # sent meanwhile are lost. Join again and catch the client up from the database.
+            # (Presence was lost too: this touch registered the socket again, a change.)
             logger.info("redis restarted; resubscribing socket of game %s", self.game_id)
             self.redis_run_id = run_id
             # Through the socket's own channel, so the catch-up runs in order with the
             # socket's other frames instead of concurrently from the heartbeat task.
             await self.channel_layer.send(self.channel_name, {"type": "game.resync"})
-            changed = True
         self.redis_run_id = run_id
-        if changed or force:
-            await self._send_presence(summary)
+        if force or change.seats_changed or change.spectators_changed:
+            return change
+        return None
 
-    async def _send_presence(self, summary: dict[str, Any]) -> None:
-        group, message = broadcast.presence_message(self.game_id, summary)
-        await self.channel_layer.group_send(group, message)
+    async def _announce(self, change: presence.Change, own: bool = False) -> None:
+        """Tell the table what changed, at a cost to the other sockets bounded by the seats.
+
+        A seat's socket coming or going (or expiring): one `presence` frame to the table (this
+        socket too, if it is in it). A spectator's: a coalesced `spectators` count, at most one
+        per period per game, whatever the crowd (`presence.request_count`). `own`: a
+        connecting socket that caused no seat change gets the table's presence by itself.
+        """
+        if change.seats_changed:
+            group, message = broadcast.presence_message(self.game_id, change.summary())
+            await self.channel_layer.group_send(group, message)
+        elif own:
+            frame = broadcast.presence_frame(self.game_id, change.summary())
+            await self.send(text_data=broadcast.stamp(frame))
+        if change.spectators_changed:
+            try:
+                await presence.request_count(self.game_id)
+            except presence.UNAVAILABLE as exc:
+                presence.report_unavailable(self.game_id, exc)
 
     async def _heartbeat(self) -> None:
         """Refresh presence until the socket cleans up.
@@ -346,7 +368,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             if self.heartbeat is not asyncio.current_task():
                 return
             try:
-                await self._touch_presence()
+                change = await self._touch_presence()
+                if change is not None:
+                    await self._announce(change)
             except Exception:
                 # One failed beat (Redis hiccup) must not end presence for the socket's life.
                 logger.warning("heartbeat failed for game %s", self.game_id, exc_info=True)
