@@ -141,3 +141,36 @@ async def test_a_seat_coming_and_going_is_announced_at_once(
     await player.disconnect()
     assert (await until(spectator, "presence"))["seats"] == {}
     await spectator.disconnect()
+
+
+async def test_the_database_threads_keep_their_sqlite_connection(
+    transactional_db: None,
+) -> None:
+    """A socket's connect made three database calls, each opening a SQLite connection (a
+    third of the database threads' time with 500 watchers arriving): a pool thread now opens
+    one and keeps it."""
+    from django.db import connection
+    from django.db.backends.signals import connection_created
+
+    from crisp_site.db import db_threads, parallel_database_sync_to_async
+
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL borrows from its pool (CONN_MAX_AGE=0)")
+    opened: list[int] = []
+
+    def count(sender: Any, connection: Any, **kwargs: Any) -> None:
+        opened.append(1)
+
+    def query() -> int:
+        from games.models import Game
+
+        return Game.objects.count()
+
+    connection_created.connect(count)
+    try:
+        for _ in range(3 * db_threads()):
+            await parallel_database_sync_to_async(query)()
+    finally:
+        connection_created.disconnect(count)
+    # (0 when every pool thread already has one from an earlier test; 3 per thread before)
+    assert len(opened) <= db_threads(), (len(opened), db_threads())
