@@ -2,10 +2,11 @@
 
 Life of a socket:
 
-1. **Authenticate** — the session (browser, via `AuthMiddlewareStack`) or a personal API token
-   (`?token=` or `Authorization: Token <key>`). Refusals accept and then close at once with a
-   4xxx code (4401, 4403, 4404: the HTTP status + 4000), so the client can tell why; nothing
-   else is ever sent on a refused socket.
+1. **Accept, then authenticate** — the handshake is answered at once; then the session
+   (browser, via `AuthMiddlewareStack`) or a personal API token (`?token=` or
+   `Authorization: Token <key>`). Refusals close at once with a 4xxx code (4401, 4403, 4404:
+   the HTTP status + 4000), so the client can tell why; nothing else is ever sent on a
+   refused socket.
 2. **Subscribe, then read** — join the redaction group (own seat, or spectators) *before* reading
    the snapshot, so no change can fall between the read and the subscription. Frames queued
    meanwhile carry versions the snapshot already covers and are dropped here.
@@ -219,15 +220,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         self.allowance = float(RATE_PER_SECOND * 2)
         self.allowance_at = asyncio.get_running_loop().time()
+        # The handshake is answered before any database work: daphne drops a connection not
+        # accepted within 5 s, and 500 watchers arriving at once queued longer than that for
+        # the database threads (bench/watchers.py). Refusals were accepted first anyway.
+        await self.accept()
         try:
             self.user = await self._authenticate()
             self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
         except Refused as refused:
-            await self.accept()
             await self.close(code=refused.code)
             return
         await self._subscribe(self.seat)
-        await self.accept()
         since = _query_int(self.scope, "version")
         if not await self._resync(since):
             return

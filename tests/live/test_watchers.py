@@ -174,3 +174,31 @@ async def test_the_database_threads_keep_their_sqlite_connection(
         connection_created.disconnect(count)
     # (0 when every pool thread already has one from an earlier test; 3 per thread before)
     assert len(opened) <= db_threads(), (len(opened), db_threads())
+
+
+async def test_the_handshake_is_answered_before_the_database_is_read(
+    table: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """daphne drops a socket its application has not accepted within 5 s: with a crowd
+    arriving, the database threads' queue was longer than that, and handshakes failed."""
+    import threading
+
+    from games import consumers
+
+    _, watchers, game = table
+    release = threading.Event()
+    real = consumers._seat_of
+
+    def slow_seat_of(*args: Any) -> Any:
+        release.wait(10)  # the database threads are busy with everyone else's connect
+        return real(*args)
+
+    monkeypatch.setattr(consumers, "_seat_of", slow_seat_of)
+    comm = communicator(game.pk, cookie=await db(session_cookie)(watchers[0]))
+    try:
+        connected_, _ = await comm.connect(timeout=5)
+        assert connected_
+    finally:
+        release.set()
+    await until(comm, "snapshot")  # and the first frame is still the snapshot
+    await comm.disconnect()
