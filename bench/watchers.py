@@ -10,8 +10,9 @@ What it does (issue 21, item 5):
    and an API token each).
 2. Connects the players' sockets, then the watchers in bursts of `--burst-min`..`--burst-max`
    sockets opening at once (each burst waits for its handshakes, answered or failed, before the
-   next), and counts the handshakes answered (a first `snapshot` frame within
-   `--open-timeout` s) and refused or timed out.
+   next; or, with `--burst-gap`, a burst every so many seconds regardless), and counts the
+   handshakes answered (HTTP 101) and the sockets whose first frame, the `snapshot`, came
+   within `--open-timeout` s of dialling; the others, by what failed.
 3. Holds every socket open `--hold` s, then reads the frames each received, by type.
 4. Closes every socket at once (a closing handshake each), waits past daphne's application
    close timeout (10 s) and counts the "took too long to shut down" warnings, ERROR lines and
@@ -57,6 +58,7 @@ class Socket:
         self.url, self.name = url, name
         self.frames: Counter[str] = Counter()
         self.open_ms: float | None = None  # from dialling to the first frame (the snapshot)
+        self.accepted_ms: float | None = None  # from dialling to the handshake's answer (101)
         self.failure = ""
         self.ws: Any = None
         self.reader: asyncio.Task[None] | None = None
@@ -69,6 +71,7 @@ class Socket:
         try:
             async with asyncio.timeout(timeout):
                 self.ws = await connect(self.url, open_timeout=None, max_size=None)
+                self.accepted_ms = (time.monotonic() - started) * 1000
                 first = json.loads(await self.ws.recv())
         except TimeoutError:
             self.failure = "timeout"
@@ -171,8 +174,13 @@ def report(
 ) -> None:
     ok = [s for s in watchers if s.open_ms is not None]
     failures = Counter(s.failure for s in watchers if s.open_ms is None)
+    accepted = [s.accepted_ms for s in watchers if s.accepted_ms is not None]
     print(
-        f"  handshakes answered      {len(ok)} of {len(watchers)} watchers "
+        f"  handshakes answered      {len(accepted)} of {len(watchers)} watchers (HTTP 101), "
+        f"p50 {pct(accepted, 50):.0f} ms, max {max(accepted, default=float('nan')):.0f} ms"
+    )
+    print(
+        f"  snapshot received        {len(ok)} of {len(watchers)} watchers "
         f"({extra['bursts']} bursts in {extra['connect_s']:.1f} s), "
         f"players {sum(s.open_ms is not None for s in players)} of {len(players)}"
     )
