@@ -175,8 +175,8 @@ async def leave(game_id: int, seat: int | None, channel_name: str) -> Change:
 #: counts of one game (across processes: the first change of a period wins a Redis flag).
 SPECTATORS_EVERY_SECONDS = 2.0
 
-#: Sends of a count on their way, per (loop, game): held so they are not garbage-collected.
-_counts: dict[tuple[asyncio.AbstractEventLoop, int], asyncio.Task[None]] = {}
+#: Sends of a count on their way: held here so that none is garbage-collected while it waits.
+_counts: set[asyncio.Task[None]] = set()
 
 
 async def request_count(game_id: int) -> None:
@@ -193,15 +193,9 @@ async def request_count(game_id: int) -> None:
         won = await client().set(_due_key(game_id), b"1", nx=True, px=flag_ms)
     if not won:
         return
-    loop = asyncio.get_running_loop()
-    task = loop.create_task(_send_count_later(game_id))
-    _counts[(loop, game_id)] = task
-    task.add_done_callback(lambda done: _forget(loop, game_id, done))
-
-
-def _forget(loop: asyncio.AbstractEventLoop, game_id: int, task: asyncio.Task[None]) -> None:
-    if _counts.get((loop, game_id)) is task:
-        del _counts[(loop, game_id)]
+    task = asyncio.get_running_loop().create_task(_send_count_later(game_id))
+    _counts.add(task)
+    task.add_done_callback(_counts.discard)
 
 
 async def spectator_count(game_id: int) -> int:

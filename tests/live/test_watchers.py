@@ -62,7 +62,7 @@ async def held_period(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[asyncio.
     # raising=False: on code without coalescing the tests fail on what they assert, not here.
     monkeypatch.setattr(presence, "_wait_period", wait_period, raising=False)
     yield gate
-    for task in list(getattr(presence, "_counts", {}).values()):
+    for task in list(getattr(presence, "_counts", ())):
         task.cancel()
 
 
