@@ -70,6 +70,25 @@ RATE_PER_SECOND = 20
 #: a millisecond; a lost cancellation must not hold the close longer than this).
 HEARTBEAT_STOP_SECONDS = 1.0
 
+#: How many sockets of one process may do their connect's database work at once. That work
+#: (the token, the game, the snapshot) is Python holding the GIL, not a wait on the database:
+#: 500 watchers arriving took every database thread (10 on PostgreSQL), and the event loop,
+#: one thread among eleven, answered handshakes too late for daphne's 5 s (bench/watchers.py).
+#: The other threads stay free for the players' actions; the crowd's snapshots queue here.
+CONNECT_SLOTS = 2
+_connect_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def connect_slots() -> asyncio.Semaphore:
+    """This loop's connect semaphore (asyncio primitives belong to one loop; tests run many)."""
+    loop = asyncio.get_running_loop()
+    found = _connect_slots.get(loop)
+    if found is None:
+        for old in [k for k in _connect_slots if k.is_closed()]:
+            del _connect_slots[old]
+        found = _connect_slots[loop] = asyncio.Semaphore(CONNECT_SLOTS)
+    return found
+
 
 class Refused(Exception):
     """A socket that must be closed with `code` before anything is sent."""
@@ -224,16 +243,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         # accepted within 5 s, and 500 watchers arriving at once queued longer than that for
         # the database threads (bench/watchers.py). Refusals were accepted first anyway.
         await self.accept()
-        try:
-            self.user = await self._authenticate()
-            self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
-        except Refused as refused:
-            await self.close(code=refused.code)
-            return
-        await self._subscribe(self.seat)
-        since = _query_int(self.scope, "version")
-        if not await self._resync(since):
-            return
+        async with connect_slots():
+            try:
+                self.user = await self._authenticate()
+                self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
+            except Refused as refused:
+                await self.close(code=refused.code)
+                return
+            await self._subscribe(self.seat)
+            since = _query_int(self.scope, "version")
+            if not await self._resync(since):
+                return
         self.heartbeat = asyncio.ensure_future(self._heartbeat())
 
     async def _authenticate(self) -> Any:

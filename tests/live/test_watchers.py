@@ -202,3 +202,45 @@ async def test_the_handshake_is_answered_before_the_database_is_read(
         release.set()
     await until(comm, "snapshot")  # and the first frame is still the snapshot
     await comm.disconnect()
+
+
+async def test_a_crowd_connecting_does_its_database_work_a_few_at_a_time(
+    table: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connect's database work holds the GIL: a crowd on every database thread left the
+    event loop too little of it to answer handshakes. Connects past `CONNECT_SLOTS` wait."""
+    import threading
+
+    from games import consumers
+
+    _, watchers, game = table
+    slots = getattr(consumers, "CONNECT_SLOTS", 2)
+    lock, inside, most = threading.Lock(), [0], [0]
+    release = threading.Event()
+    real = consumers._seat_of
+
+    def crowded_seat_of(*args: Any) -> Any:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        release.wait(10)
+        with lock:
+            inside[0] -= 1
+        return real(*args)
+
+    monkeypatch.setattr(consumers, "_seat_of", crowded_seat_of)
+    cookies = [await db(session_cookie)(w) for w in watchers[:6]]
+    comms = [communicator(game.pk, cookie=c) for c in cookies]
+    try:
+        for comm in comms:
+            connected_, _ = await comm.connect(timeout=5)  # answered while the others wait
+            assert connected_
+        while inside[0] < slots:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # room for a connect past the bound to show itself
+    finally:
+        release.set()
+    for comm in comms:
+        await until(comm, "snapshot")
+        await comm.disconnect()
+    assert most[0] == slots
