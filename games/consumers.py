@@ -46,6 +46,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_SERVER_ERROR = 1011
+CLOSE_TRY_AGAIN_LATER = 1013
 
 #: Message types handled without Channels' `aclose_old_connections()` hop first: it is a
 #: `sync_to_async` call on the process's single database thread, once per socket per frame,
@@ -76,6 +77,10 @@ HEARTBEAT_STOP_SECONDS = 1.0
 #: one thread among eleven, answered handshakes too late for daphne's 5 s (bench/watchers.py).
 #: The other threads stay free for the players' actions; the crowd's snapshots queue here.
 CONNECT_SLOTS = 2
+#: The longest a connect waits for a slot before it closes with 1013 (try again later). Under
+#: daphne's 10 s application close timeout: a consumer waiting in `connect()` does not see its
+#: client leave, and daphne kills (and logs) one still running 10 s after the client left.
+CONNECT_WAIT_SECONDS = 8.0
 _connect_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
 
 
@@ -243,7 +248,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         # accepted within 5 s, and 500 watchers arriving at once queued longer than that for
         # the database threads (bench/watchers.py). Refusals were accepted first anyway.
         await self.accept()
-        async with connect_slots():
+        slots = connect_slots()
+        try:
+            async with asyncio.timeout(CONNECT_WAIT_SECONDS):
+                await slots.acquire()
+        except TimeoutError:
+            await self.close(code=CLOSE_TRY_AGAIN_LATER)
+            return
+        try:
             try:
                 self.user = await self._authenticate()
                 self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
@@ -254,6 +266,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             since = _query_int(self.scope, "version")
             if not await self._resync(since):
                 return
+        finally:
+            slots.release()
         self.heartbeat = asyncio.ensure_future(self._heartbeat())
 
     async def _authenticate(self) -> Any:

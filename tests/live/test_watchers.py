@@ -244,3 +244,38 @@ async def test_a_crowd_connecting_does_its_database_work_a_few_at_a_time(
         await until(comm, "snapshot")
         await comm.disconnect()
     assert most[0] == slots
+
+
+async def test_a_connect_that_waits_too_long_for_a_slot_is_told_to_try_again_later(
+    table: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumer waiting in `connect()` does not see its client leave; daphne kills one still
+    running 10 s after, with a warning each (hundreds with a crowd). The wait is bounded."""
+    import threading
+
+    from games import consumers
+
+    _, watchers, game = table
+    monkeypatch.setattr(consumers, "CONNECT_SLOTS", 1, raising=False)
+    monkeypatch.setattr(consumers, "CONNECT_WAIT_SECONDS", 0.2, raising=False)
+    release, entered = threading.Event(), threading.Event()
+    real = consumers._seat_of
+
+    def busy_seat_of(*args: Any) -> Any:
+        entered.set()
+        release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(consumers, "_seat_of", busy_seat_of)
+    first = communicator(game.pk, cookie=await db(session_cookie)(watchers[0]))
+    late = communicator(game.pk, cookie=await db(session_cookie)(watchers[1]))
+    try:
+        assert (await first.connect(timeout=5))[0]
+        await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+        assert (await late.connect(timeout=5))[0]
+        output = await late.receive_output(timeout=5)
+        assert (output["type"], output.get("code")) == ("websocket.close", 1013)
+    finally:
+        release.set()
+    await until(first, "snapshot")
+    await first.disconnect()
