@@ -46,7 +46,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_SERVER_ERROR = 1011
-CLOSE_TRY_AGAIN_LATER = 1013
+CLOSE_TRY_AGAIN_LATER = 4503  # autobahn refuses 1013 from a server: HTTP 503 + 4000
 
 #: Message types handled without Channels' `aclose_old_connections()` hop first: it is a
 #: `sync_to_async` call on the process's single database thread, once per socket per frame,
@@ -77,7 +77,7 @@ HEARTBEAT_STOP_SECONDS = 1.0
 #: one thread among eleven, answered handshakes too late for daphne's 5 s (bench/watchers.py).
 #: The other threads stay free for the players' actions; the crowd's snapshots queue here.
 CONNECT_SLOTS = 2
-#: The longest a connect waits for a slot before it closes with 1013 (try again later). Under
+#: The longest a connect waits for a slot before it closes with 4503 (try again later). Under
 #: daphne's 10 s application close timeout: a consumer waiting in `connect()` does not see its
 #: client leave, and daphne kills (and logs) one still running 10 s after the client left.
 CONNECT_WAIT_SECONDS = 8.0

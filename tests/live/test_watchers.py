@@ -274,7 +274,7 @@ async def test_a_connect_that_waits_too_long_for_a_slot_is_told_to_try_again_lat
         await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
         assert (await late.connect(timeout=5))[0]
         output = await late.receive_output(timeout=5)
-        assert (output["type"], output.get("code")) == ("websocket.close", 1013)
+        assert (output["type"], output.get("code")) == ("websocket.close", 4503)
     finally:
         release.set()
     await until(first, "snapshot")
