@@ -66,6 +66,7 @@ class Socket:
 
     async def open(self, timeout: float) -> None:
         from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
 
         started = time.monotonic()
         try:
@@ -75,6 +76,8 @@ class Socket:
                 first = json.loads(await self.ws.recv())
         except TimeoutError:
             self.failure = "timeout"
+        except ConnectionClosed as exc:  # answered, then closed before the snapshot
+            self.failure = f"closed {exc.rcvd.code if exc.rcvd else 'without a code'}"
         except Exception as exc:  # refused, reset, closed: a handshake not answered
             self.failure = type(exc).__name__
         else:
