@@ -9,7 +9,8 @@ IMMEDIATE transactions serialise writers to one game), so they may run side by s
 
 `parallel_database_sync_to_async` runs them on `DB_THREADS` threads per process (default: the
 PostgreSQL pool's `max_size`, so a thread never waits for a connection the pool cannot give),
-still closing obsolete connections around each call as Channels does.
+still closing obsolete connections around each call as Channels does — except that on SQLite
+each of these threads keeps its one connection open (`keep_sqlite_connections`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from asgiref.sync import SyncToAsync
 from channels.db import DatabaseSyncToAsync
 from django.conf import settings
+from django.db import close_old_connections, connections
 
 _lock = threading.Lock()
 _executor: tuple[int, ThreadPoolExecutor] | None = None
@@ -50,6 +53,34 @@ def executor() -> ThreadPoolExecutor:
         return _executor[1]
 
 
+def keep_sqlite_connections() -> None:
+    """Keep this thread's SQLite connection for its next call (called on a pool thread only).
+
+    Opening a SQLite connection (a file open and the WAL pragmas) cost more than the queries of
+    a socket's connect: 500 watchers arriving on one daphne spent 38 % of its database threads'
+    time in `get_new_connection` (bench/watchers.py), and handshakes timed out behind it. The
+    reason for never keeping connections under ASGI (a thread per request, each leaving one
+    open) does not hold here: these threads are `DB_THREADS` for the process's life, so at
+    most that many stay open. A broken connection, or one left outside autocommit, is still
+    closed by `close_old_connections`. PostgreSQL keeps its pool (`CONN_MAX_AGE=0`).
+    """
+    for conn in connections.all(initialized_only=True):
+        if conn.vendor == "sqlite" and conn.connection is not None:
+            conn.close_at = None
+
+
+class PoolDatabaseSyncToAsync(DatabaseSyncToAsync):
+    """Channels' `DatabaseSyncToAsync`, keeping a pool thread's SQLite connection."""
+
+    def thread_handler(self, loop: Any, *args: Any, **kwargs: Any) -> Any:
+        close_old_connections()
+        try:
+            return SyncToAsync.thread_handler(self, loop, *args, **kwargs)
+        finally:
+            keep_sqlite_connections()
+            close_old_connections()
+
+
 def parallel_database_sync_to_async(func: Callable[..., Any]) -> DatabaseSyncToAsync:
     """`database_sync_to_async(func)`, run on the process's bounded database thread pool."""
-    return DatabaseSyncToAsync(func, thread_sensitive=False, executor=executor())
+    return PoolDatabaseSyncToAsync(func, thread_sensitive=False, executor=executor())

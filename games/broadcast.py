@@ -4,7 +4,8 @@ Group naming (one Channels group per *redaction*, not per socket):
 
 * `game.<id>.seat.<n>` — the sockets of the user in seat `n` (a user may have several tabs);
 * `game.<id>.spectators` — everyone else allowed to watch;
-* `game.<id>.table` — every socket of the game, for public frames (presence).
+* `game.<id>.table` — every socket of the game, for public frames (presence, the spectator
+  count, chat).
 
 `game_changed` runs on commit (the service layer registers it) and computes each group's frame
 once — the state through `selectors.game_payload` and every new event through
@@ -443,7 +444,24 @@ def game_changed(game_id: int, version: int, change: Any = None) -> None:
 
 
 def presence_message(game_id: int, summary: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A `presence` frame (seats and spectator count) for every socket of the table.
+
+    Sent when a seat's socket comes or goes, never for a spectator's (games.presence).
+    """
     frame = {"type": "presence", "game": game_id, **summary}
+    return table_group(game_id), {"type": "game.presence", "text": encode(frame)}
+
+
+def presence_frame(game_id: int, summary: dict[str, Any]) -> str:
+    """The `presence` frame for one socket (a connecting one learns the table as it is)."""
+    return encode({"type": "presence", "game": game_id, **summary})
+
+
+def spectators_message(game_id: int, count: int) -> tuple[str, dict[str, Any]]:
+    """The coalesced `spectators` frame for every socket of the table (at most one per game
+    per `games.presence.SPECTATORS_EVERY_SECONDS`). Handled as `game.presence`: a socket
+    forwards it as it is."""
+    frame = {"type": "spectators", "game": game_id, "spectators": count}
     return table_group(game_id), {"type": "game.presence", "text": encode(frame)}
 
 

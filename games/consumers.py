@@ -2,10 +2,11 @@
 
 Life of a socket:
 
-1. **Authenticate** — the session (browser, via `AuthMiddlewareStack`) or a personal API token
-   (`?token=` or `Authorization: Token <key>`). Refusals accept and then close at once with a
-   4xxx code (4401, 4403, 4404: the HTTP status + 4000), so the client can tell why; nothing
-   else is ever sent on a refused socket.
+1. **Accept, then authenticate** — the handshake is answered at once; then the session
+   (browser, via `AuthMiddlewareStack`) or a personal API token (`?token=` or
+   `Authorization: Token <key>`). Refusals close at once with a 4xxx code (4401, 4403, 4404:
+   the HTTP status + 4000), so the client can tell why; nothing else is ever sent on a
+   refused socket.
 2. **Subscribe, then read** — join the redaction group (own seat, or spectators) *before* reading
    the snapshot, so no change can fall between the read and the subscription. Frames queued
    meanwhile carry versions the snapshot already covers and are dropped here.
@@ -45,6 +46,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_SUCH_GAME = 4404
 CLOSE_SERVER_ERROR = 1011
+CLOSE_TRY_AGAIN_LATER = 4503  # autobahn refuses 1013 from a server: HTTP 503 + 4000
 
 #: Message types handled without Channels' `aclose_old_connections()` hop first: it is a
 #: `sync_to_async` call on the process's single database thread, once per socket per frame,
@@ -68,6 +70,29 @@ RATE_PER_SECOND = 20
 #: How long a closing socket waits for its heartbeat task to stop (it normally takes well under
 #: a millisecond; a lost cancellation must not hold the close longer than this).
 HEARTBEAT_STOP_SECONDS = 1.0
+
+#: How many sockets of one process may do their connect's database work at once. That work
+#: (the token, the game, the snapshot) is Python holding the GIL, not a wait on the database:
+#: 500 watchers arriving took every database thread (10 on PostgreSQL), and the event loop,
+#: one thread among eleven, answered handshakes too late for daphne's 5 s (bench/watchers.py).
+#: The other threads stay free for the players' actions; the crowd's snapshots queue here.
+CONNECT_SLOTS = 2
+#: The longest a connect waits for a slot before it closes with 4503 (try again later). Under
+#: daphne's 10 s application close timeout: a consumer waiting in `connect()` does not see its
+#: client leave, and daphne kills (and logs) one still running 10 s after the client left.
+CONNECT_WAIT_SECONDS = 8.0
+_connect_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def connect_slots() -> asyncio.Semaphore:
+    """This loop's connect semaphore (asyncio primitives belong to one loop; tests run many)."""
+    loop = asyncio.get_running_loop()
+    found = _connect_slots.get(loop)
+    if found is None:
+        for old in [k for k in _connect_slots if k.is_closed()]:
+            del _connect_slots[old]
+        found = _connect_slots[loop] = asyncio.Semaphore(CONNECT_SLOTS)
+    return found
 
 
 class Refused(Exception):
@@ -219,18 +244,30 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         self.allowance = float(RATE_PER_SECOND * 2)
         self.allowance_at = asyncio.get_running_loop().time()
-        try:
-            self.user = await self._authenticate()
-            self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
-        except Refused as refused:
-            await self.accept()
-            await self.close(code=refused.code)
-            return
-        await self._subscribe(self.seat)
+        # The handshake is answered before any database work: daphne drops a connection not
+        # accepted within 5 s, and 500 watchers arriving at once queued longer than that for
+        # the database threads (bench/watchers.py). Refusals were accepted first anyway.
         await self.accept()
-        since = _query_int(self.scope, "version")
-        if not await self._resync(since):
+        slots = connect_slots()
+        try:
+            async with asyncio.timeout(CONNECT_WAIT_SECONDS):
+                await slots.acquire()
+        except TimeoutError:
+            await self.close(code=CLOSE_TRY_AGAIN_LATER)
             return
+        try:
+            try:
+                self.user = await self._authenticate()
+                self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
+            except Refused as refused:
+                await self.close(code=refused.code)
+                return
+            await self._subscribe(self.seat)
+            since = _query_int(self.scope, "version")
+            if not await self._resync(since):
+                return
+        finally:
+            slots.release()
         self.heartbeat = asyncio.ensure_future(self._heartbeat())
 
     async def _authenticate(self) -> Any:
@@ -265,8 +302,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         if not self.groups_joined:
             return
         with contextlib.suppress(Exception):
-            summary = await presence.leave(self.game_id, self.seat, self.channel_name)
-            await self._send_presence(summary)
+            await self._announce(await presence.leave(self.game_id, self.seat, self.channel_name))
         for group in self.groups_joined:
             with contextlib.suppress(Exception):
                 await self.channel_layer.group_discard(group, self.channel_name)
@@ -294,45 +330,68 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             logger.exception("resync failed for a socket of game %s", self.game_id)
             await self.close(code=CLOSE_SERVER_ERROR)
             return False
+        change = None
         if seat != self.seat or self.heartbeat is None:
             old_seat = self.seat
             await self._subscribe(seat)
             if seat != old_seat:
                 with contextlib.suppress(Exception):
-                    await presence.leave(self.game_id, old_seat, self.channel_name)
-            await self._touch_presence(force=True)
+                    left = await presence.leave(self.game_id, old_seat, self.channel_name)
+                    await self._announce(left)
+            change = await self._touch_presence(force=True)
         self.version = frame["version"]
         await self.send(text_data=broadcast.stamp(broadcast.encode(frame)))
+        if change is not None:  # after the snapshot: the client learns the table, then who is in
+            await self._announce(change, own=True)
         return True
 
     # --- presence -------------------------------------------------------------------------
 
-    async def _touch_presence(self, force: bool = False) -> None:
+    async def _touch_presence(self, force: bool = False) -> presence.Change | None:
+        """Register or refresh this socket's presence; what changed, for `_announce` (None:
+        presence is unavailable, or a beat changed nothing)."""
         try:
-            summary, changed = await presence.touch(self.game_id, self.seat, self.channel_name)
+            change = await presence.touch(self.game_id, self.seat, self.channel_name)
             run_id = await presence.server_run_id()
         except presence.UNAVAILABLE as exc:  # down or overloaded: rate-limited, one line
             presence.report_unavailable(self.game_id, exc)
-            return
+            return None
         except Exception:  # a bug: presence is advisory, the socket goes on
             logger.warning("presence failed for game %s", self.game_id, exc_info=True)
-            return
+            return None
         if self.redis_run_id and run_id != self.redis_run_id:
             # Redis restarted under us: group memberships kept in Redis are gone and frames
             # sent meanwhile are lost. Join again and catch the client up from the database.
+            # (Presence was lost too: this touch registered the socket again, a change.)
             logger.info("redis restarted; resubscribing socket of game %s", self.game_id)
             self.redis_run_id = run_id
             # Through the socket's own channel, so the catch-up runs in order with the
             # socket's other frames instead of concurrently from the heartbeat task.
             await self.channel_layer.send(self.channel_name, {"type": "game.resync"})
-            changed = True
         self.redis_run_id = run_id
-        if changed or force:
-            await self._send_presence(summary)
+        if force or change.seats_changed or change.spectators_changed:
+            return change
+        return None
 
-    async def _send_presence(self, summary: dict[str, Any]) -> None:
-        group, message = broadcast.presence_message(self.game_id, summary)
-        await self.channel_layer.group_send(group, message)
+    async def _announce(self, change: presence.Change, own: bool = False) -> None:
+        """Tell the table what changed, at a cost to the other sockets bounded by the seats.
+
+        A seat's socket coming or going (or expiring): one `presence` frame to the table (this
+        socket too, if it is in it). A spectator's: a coalesced `spectators` count, at most one
+        per period per game, whatever the crowd (`presence.request_count`). `own`: a
+        connecting socket that caused no seat change gets the table's presence by itself.
+        """
+        if change.seats_changed:
+            group, message = broadcast.presence_message(self.game_id, change.summary())
+            await self.channel_layer.group_send(group, message)
+        elif own:
+            frame = broadcast.presence_frame(self.game_id, change.summary())
+            await self.send(text_data=broadcast.stamp(frame))
+        if change.spectators_changed:
+            try:
+                await presence.request_count(self.game_id)
+            except presence.UNAVAILABLE as exc:
+                presence.report_unavailable(self.game_id, exc)
 
     async def _heartbeat(self) -> None:
         """Refresh presence until the socket cleans up.
@@ -346,7 +405,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             if self.heartbeat is not asyncio.current_task():
                 return
             try:
-                await self._touch_presence()
+                change = await self._touch_presence()
+                if change is not None:
+                    await self._announce(change)
             except Exception:
                 # One failed beat (Redis hiccup) must not end presence for the socket's life.
                 logger.warning("heartbeat failed for game %s", self.game_id, exc_info=True)

@@ -1,10 +1,21 @@
 """Who is connected to a table, shared by every daphne process through Redis.
 
-One sorted set per game; each open socket is a member `"<seat>|<channel name>"` (`seat` is the
-seat number, or `s` for a spectator) scored with the instant (ms) it expires. Sockets refresh
-their member every `REFRESH_SECONDS`; a daphne process that dies without saying goodbye leaves
-members that simply expire after `TTL_SECONDS`. Counting by seat (not by user) tells the table
-what it needs — is seat 2 still there — without publishing anyone's user id.
+Two sorted sets per game, scored with the instant (ms) each member expires: the seats'
+sockets (`"<seat>|<channel name>"`) and the spectators' sockets (`<channel name>`). Sockets
+refresh their member every `REFRESH_SECONDS`; a daphne process that dies without saying goodbye
+leaves members that simply expire after `TTL_SECONDS`. Counting by seat (not by user) tells the
+table what it needs — is seat 2 still there — without publishing anyone's user id.
+
+What a change costs the *other* sockets is bounded, whatever the crowd (issue 21: 500 watchers
+on one table made every join and leave a frame to every socket, 250,000 frames for a full
+house, and handshakes timed out behind them):
+
+* a seat's socket coming or going is announced at once (`presence`: at most a few sockets per
+  seat, and a table has at most 8 seats);
+* a spectator's is not announced by itself: the spectator count goes out as one coalesced
+  `spectators` frame at most every `SPECTATORS_EVERY_SECONDS` per game (`request_count`), so a
+  crowd arriving or leaving costs each socket one frame per period, not one per socket;
+* a connecting socket gets the table's presence for itself (not broadcast).
 
 Presence is advisory: a disconnected player keeps the seat; nothing in the game depends on it.
 Losing it with a Redis restart costs nothing: every socket reconnects and registers again.
@@ -15,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -58,56 +70,168 @@ def client() -> aioredis.Redis:
 
 
 def _key(game_id: int) -> str:
+    """The seats' sorted set (games.tasks reads it: is any player connected)."""
     prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
     return f"{prefix}:presence:{game_id}"
 
 
-def _member(seat: int | None, channel_name: str) -> str:
-    return f"{'s' if seat is None else seat}|{channel_name}"
+def _spectators_key(game_id: int) -> str:
+    return f"{_key(game_id)}:spectators"
+
+
+def _due_key(game_id: int) -> str:
+    """Set (NX) while a coalesced spectator count of the game is on its way."""
+    return f"{_key(game_id)}:count-due"
+
+
+def _member(seat: int, channel_name: str) -> str:
+    return f"{seat}|{channel_name}"
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _summary(pipe_result: list[bytes]) -> dict[str, Any]:
+def _seats(members: list[bytes]) -> dict[str, int]:
     seats: dict[str, int] = {}
-    spectators = 0
-    for raw in pipe_result:
+    for raw in members:
         seat = raw.decode().split("|", 1)[0]
-        if seat == "s":
-            spectators += 1
-        else:
-            seats[seat] = seats.get(seat, 0) + 1
-    return {"seats": seats, "spectators": spectators}
+        seats[seat] = seats.get(seat, 0) + 1
+    return seats
 
 
-async def touch(game_id: int, seat: int | None, channel_name: str) -> tuple[dict[str, Any], bool]:
-    """Register or refresh this socket; prune expired members.
+@dataclass(frozen=True)
+class Change:
+    """The table's presence after a touch or a leave, and what of it changed.
 
-    Returns the table's presence and whether it changed (a new member, or expired ones removed),
-    so the caller broadcasts only real changes.
+    `seats_changed` asks for a `presence` frame to every socket; `spectators_changed` for a
+    coalesced count (`request_count`). Reading the seats costs O(seat sockets) and the count
+    O(log spectators): a heartbeat no longer reads every spectator's member.
+    """
+
+    seats: dict[str, int]
+    spectators: int
+    seats_changed: bool
+    spectators_changed: bool
+
+    def summary(self) -> dict[str, Any]:
+        """The `presence` frame's fields (docs/PROTOCOL.md)."""
+        return {"seats": self.seats, "spectators": self.spectators}
+
+
+async def touch(game_id: int, seat: int | None, channel_name: str) -> Change:
+    """Register or refresh this socket; prune expired members of both sets.
+
+    Says what changed (a new member, or expired ones removed), so the caller announces only
+    real changes, each in its own way.
     """
     now = _now_ms()
-    key = _key(game_id)
+    seats_key, spectators_key = _key(game_id), _spectators_key(game_id)
     async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
-        pipe.zremrangebyscore(key, "-inf", now)
-        pipe.zadd(key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
-        pipe.pexpire(key, TTL_SECONDS * 2000)
-        pipe.zrange(key, 0, -1)
-        pruned, added, _, members = await pipe.execute()
-    return _summary(members), bool(pruned or added)
+        pipe.zremrangebyscore(seats_key, "-inf", now)
+        pipe.zremrangebyscore(spectators_key, "-inf", now)
+        if seat is None:
+            pipe.zadd(spectators_key, {channel_name: now + TTL_SECONDS * 1000})
+            pipe.pexpire(spectators_key, TTL_SECONDS * 2000)
+        else:
+            pipe.zadd(seats_key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
+            pipe.pexpire(seats_key, TTL_SECONDS * 2000)
+        pipe.zrange(seats_key, 0, -1)
+        pipe.zcard(spectators_key)
+        seats_pruned, spectators_pruned, added, _, members, count = await pipe.execute()
+    return Change(
+        seats=_seats(members),
+        spectators=int(count),
+        seats_changed=bool(seats_pruned or (added and seat is not None)),
+        spectators_changed=bool(spectators_pruned or (added and seat is None)),
+    )
 
 
-async def leave(game_id: int, seat: int | None, channel_name: str) -> dict[str, Any]:
-    """Remove this socket; returns the table's presence afterwards."""
-    key = _key(game_id)
+async def leave(game_id: int, seat: int | None, channel_name: str) -> Change:
+    """Remove this socket; the table's presence afterwards."""
+    now = _now_ms()
+    seats_key, spectators_key = _key(game_id), _spectators_key(game_id)
     async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
-        pipe.zrem(key, _member(seat, channel_name))
+        if seat is None:
+            pipe.zrem(spectators_key, channel_name)
+        else:
+            pipe.zrem(seats_key, _member(seat, channel_name))
+        pipe.zremrangebyscore(seats_key, "-inf", now)
+        pipe.zremrangebyscore(spectators_key, "-inf", now)
+        pipe.zrange(seats_key, 0, -1)
+        pipe.zcard(spectators_key)
+        removed, seats_pruned, spectators_pruned, members, count = await pipe.execute()
+    return Change(
+        seats=_seats(members),
+        spectators=int(count),
+        seats_changed=bool(seats_pruned or (removed and seat is not None)),
+        spectators_changed=bool(spectators_pruned or (removed and seat is None)),
+    )
+
+
+# --- the coalesced spectator count -------------------------------------------------------------
+
+#: The longest a spectator count waits before it goes out; also the shortest time between two
+#: counts of one game (across processes: the first change of a period wins a Redis flag).
+SPECTATORS_EVERY_SECONDS = 2.0
+
+#: Sends of a count on their way: held here so that none is garbage-collected while it waits.
+_counts: set[asyncio.Task[None]] = set()
+
+
+async def request_count(game_id: int) -> None:
+    """A spectator came or went: make sure one `spectators` frame follows within the period.
+
+    The first request of a period (across every process: `SET NX` on a Redis flag) schedules,
+    in this process, one send after `SPECTATORS_EVERY_SECONDS`; the others cost one Redis
+    round trip and nothing for the other sockets. The send clears the flag *before* reading
+    the count, so a change after the read starts the next period and none is missed. The flag
+    expires by itself (three periods) if the process that holds it dies before sending.
+    """
+    flag_ms = max(1, int(SPECTATORS_EVERY_SECONDS * 3000))
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+        won = await client().set(_due_key(game_id), b"1", nx=True, px=flag_ms)
+    if not won:
+        return
+    task = asyncio.get_running_loop().create_task(_send_count_later(game_id))
+    _counts.add(task)
+    task.add_done_callback(_counts.discard)
+
+
+async def spectator_count(game_id: int) -> int:
+    """The number of live spectator sockets of the game (expired members pruned)."""
+    key = _spectators_key(game_id)
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
         pipe.zremrangebyscore(key, "-inf", _now_ms())
-        pipe.zrange(key, 0, -1)
-        _, _, members = await pipe.execute()
-    return _summary(members)
+        pipe.zcard(key)
+        _, count = await pipe.execute()
+    return int(count)
+
+
+async def _wait_period() -> None:
+    """The coalescing wait (tests hold it open, to count what one period gathers)."""
+    await asyncio.sleep(SPECTATORS_EVERY_SECONDS)
+
+
+async def _send_count_later(game_id: int) -> None:
+    """After the period: clear the flag, read the count, send one frame to the whole table."""
+    from channels.layers import get_channel_layer
+
+    from games import broadcast
+
+    await _wait_period()
+    try:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            await client().delete(_due_key(game_id))
+        count = await spectator_count(game_id)
+        group, message = broadcast.spectators_message(game_id, count)
+        layer = get_channel_layer()
+        assert layer is not None
+        await layer.group_send(group, message)
+    except UNAVAILABLE as exc:  # the flag expires; the next change or beat asks again
+        report_unavailable(game_id, exc)
+    except Exception:  # presence is advisory: a bug here must not end anything else
+        logger.warning("spectator count failed for game %s", game_id, exc_info=True)
 
 
 #: What "Redis is unavailable" looks like to a heartbeat: down, or too slow to give a pooled
