@@ -92,9 +92,12 @@ class ExportQuery(serializers.Serializer):
 
 
 def _page(qs: Any, page: int, size: int) -> tuple[list[Any], dict[str, Any]]:
+    """One page of ``qs``. Page 1 always exists (empty on an empty list); a page past the last
+    is ``bad_page`` -- checked before slicing, so a huge page number never reaches the
+    database as an offset (``?page=576460752303423487`` overflowed SQLite's 64-bit OFFSET)."""
     count = qs.count()
     pages = max(1, math.ceil(count / size))
-    if page > pages and count:
+    if page > pages:
         raise ServiceError("bad_page", f"There are only {pages} pages.", status=404)
     items = list(qs[(page - 1) * size : page * size])
     return items, {"count": count, "page": page, "pages": pages, "page_size": size}

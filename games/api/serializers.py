@@ -109,6 +109,22 @@ class KickInput(serializers.Serializer):
     seat = serializers.IntegerField(min_value=0, max_value=_MAX_SEATS - 1)
 
 
+class _IdempotencyKeyField(serializers.CharField):
+    """A 1-100 character string; anything else is the service layer's ``bad_idempotency_key``
+    (what a too-long ``Idempotency-Key`` header and a WebSocket ``act`` get), not a generic
+    ``invalid``: one rule, one code on every channel."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        try:
+            return super().run_validation(data)
+        except serializers.ValidationError:
+            from games.errors import ServiceError
+
+            raise ServiceError(
+                "bad_idempotency_key", "An idempotency key is 1 to 100 characters."
+            ) from None
+
+
 class ActInput(serializers.Serializer):
     action = serializers.JSONField(
         help_text='The action in wire form, e.g. {"type": "draw", "source": "deck"} '
@@ -120,8 +136,9 @@ class ActInput(serializers.Serializer):
         allow_null=True,
         help_text="The game version the client acted on; a mismatch is refused (stale_version).",
     )
-    idempotency_key = serializers.CharField(
+    idempotency_key = _IdempotencyKeyField(
         required=False,
+        min_length=1,
         max_length=100,
         help_text="Retry key (or the Idempotency-Key header): a retry returns the first result.",
     )
