@@ -84,7 +84,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response
-    "crisp_site.middleware.ApiBodyLimitMiddleware",  # a too-large API body: JSON 413, not HTML
+    # One body limit, declared or chunked: 413 (JSON on the API) before anything reads it.
+    "crisp_site.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -430,5 +431,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}},
+    # A client's malformed request is not a server fault: Django logs these at ERROR with a
+    # traceback; crisp_site/logs.py makes each one WARNING line (the 400 is unchanged).
+    "filters": {"client_error": {"()": "crisp_site.logs.ClientErrorFilter"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        **{
+            f"django.security.{name}": {"filters": ["client_error"]}
+            for name in ("RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
+        },
+    },
 }
