@@ -79,3 +79,48 @@ def test_the_table_page_opened_by_an_invite_link_watches_over_the_socket_with_th
     page = client.get(f"/games/{g.pk}/", {"code": g.invite_code}).content.decode()
     boot = json.loads(re.search(r'id="table-boot"[^>]*>(.*?)</script>', page, re.S).group(1))
     assert boot["ws"] == f"/ws/games/{g.pk}/"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_that_refuses_connections_is_a_json_503_with_retry_after(
+    users, monkeypatch, caplog
+):
+    """Deterministic: the next connection attempt fails as PostgreSQL's refusal does (no
+    waiting out a real timeout). Before: Django's HTML 500 page."""
+    from django.db import connection
+
+    client = client_for(users[0])
+    connection.close()
+
+    def refuse(*args, **kwargs):
+        raise connection.Database.OperationalError("connection refused")
+
+    monkeypatch.setattr(connection, "get_new_connection", refuse)
+    for path in (BASE, f"{BASE}1/", "/api/v1/leaderboards/crisp/"):
+        r = client.get(path)
+        assert r.status_code == 503, (path, r.content)
+        assert r["Content-Type"] == "application/json"
+        assert r.json()["code"] == "unavailable" and r.json()["detail"]
+        assert int(r["Retry-After"]) > 0
+    # An outage is logged (Django's one line per 5xx, ours per request), but not a traceback
+    # per request: the refusal is known and expected.
+    assert not [rec for rec in caplog.records if rec.exc_info]
+
+
+def test_a_bug_that_escapes_the_api_is_still_json(users, monkeypatch, settings):
+    """Production (DEBUG off): Django's last-resort 500 is the API's shape under /api/."""
+    from games import selectors
+
+    settings.DEBUG = False
+
+    def bug(**kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(selectors, "game_list", bug)
+    client = client_for(users[0])
+    client.raise_request_exception = False
+    r = client.get(BASE)
+    assert (r.status_code, r["Content-Type"]) == (500, "application/json")
+    assert r.json()["code"] == "server_error"
+    page = client.get("/games/")  # a page keeps its HTML error page
+    assert page["Content-Type"].startswith("text/html")
