@@ -387,6 +387,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One name for the computer players' levels, wherever they appear (a seat, a request).
     "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "games.api.serializers.BOT_LEVELS"},
+    # Request bodies are documented as JSON only, the API's format (docs/API.md). The form
+    # parsers stay for the site's own pages' requests; a client sending a form where the
+    # schema says JSON is outside the contract (an empty form reads as "all defaults").
+    "PARSER_WHITELIST": ["crisp_site.parsers.JSONParser"],
+    # Statuses every operation can answer (429, 503, 500, …), documented on each (the schema
+    # must describe every answer the site gives: tests/games/test_schema_fuzz.py checks it).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "games.api.schema.document_common_errors",
+    ],
 }
 
 # --- Security (production) --------------------------------------------------------------------

@@ -252,7 +252,7 @@ class PlayerGamesApi(APIView):
     )
     def get(self, request: Request, username: str) -> Response:
         user = history.player_by_username(username)
-        q = _valid(HistoryQuery, request.query_params)
+        q = _valid(HistoryQuery, request.query_params.dict())
         qs = history.player_games(user=user, viewer=request.user, kind=q.get("kind"))
         games, meta = _page(qs, q["page"], q["page_size"])
         return Response({**meta, "results": [history.history_row(g, user) for g in games]})
@@ -269,7 +269,7 @@ class LeaderboardApi(APIView):
         "left out unless `provisional=true`.",
     )
     def get(self, request: Request, kind: str) -> Response:
-        q = _valid(BoardQuery, request.query_params)
+        q = _valid(BoardQuery, request.query_params.dict())
         qs = ratings.leaderboard(kind=_kind(kind), include_provisional=q["provisional"])
         rows, meta = _page(qs, q["page"], q["page_size"])
         first = (meta["page"] - 1) * meta["page_size"] + 1
@@ -329,7 +329,7 @@ class GameReplayApi(APIView):
     )
     def get(self, request: Request, game_id: int) -> Response:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
-        q = _valid(ReplayQuery, request.query_params)
+        q = _valid(ReplayQuery, request.query_params.dict())
         if q["view"] == "seat":
             if (
                 q["seat"] >= engine_for(game.kind).MAX_SEATS
@@ -386,7 +386,7 @@ class GameExportApi(APIView):
     )
     def get(self, request: Request, game_id: int) -> Response | HttpResponse:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
-        q = _valid(ExportQuery, request.query_params)
+        q = _valid(ExportQuery, request.query_params.dict())
         if q["audit"] and not getattr(request.user, "is_staff", False):
             raise ServiceError("not_staff", "Only an admin may download an audit.", status=403)
         name = f"{game.kind}-game-{game.pk}"

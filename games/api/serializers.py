@@ -38,9 +38,14 @@ def _openapi(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_schema() -> dict[str, Any]:
-    """The ``settings`` of a new game: one object per kind, each its engine's host menu."""
+    """The ``settings`` of a new game: one object per kind, each its engine's host menu.
+
+    ``anyOf``, not ``oneOf``: the menus share option names (``{"move_seconds": null}`` is both
+    a Cribbage and a Triple Crown menu), so a value may match several branches, and ``oneOf``
+    would call every such answer of the site's own invalid (issue 21). Which menu applies is
+    the game's ``kind``."""
     return {
-        "oneOf": [
+        "anyOf": [
             {**_openapi(engine_for(k).SETTINGS_SCHEMA), "title": f"{engine_for(k).NAME} ({k})"}
             for k in KINDS
         ],

@@ -124,3 +124,10 @@ def test_a_bug_that_escapes_the_api_is_still_json(users, monkeypatch, settings):
     assert r.json()["code"] == "server_error"
     page = client.get("/games/")  # a page keeps its HTML error page
     assert page["Content-Type"].startswith("text/html")
+
+
+def test_an_unknown_api_path_with_a_newline_is_the_json_404(users):
+    """`/api/v1/games/%0A/export/` missed the catch-all (`.` stops at a newline): HTML 404."""
+    r = client_for(users[0]).get("/api/v1/games/%0A/export/")
+    assert (r.status_code, r["Content-Type"]) == (404, "application/json")
+    assert r.json()["code"] == "not_found"
