@@ -25,7 +25,6 @@ MAX_ACTIVE_TOKENS = 20
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-@transaction.atomic
 def user_create(
     *,
     username: str,
@@ -34,14 +33,27 @@ def user_create(
     language: str = User.Language.ENGLISH,
     display_name: str = "",
 ) -> User:
-    """Register a person. Usernames are unique regardless of case ("Alice" blocks "alice")."""
+    """Register a person. Usernames are unique regardless of case ("Alice" blocks "alice").
+
+    The password is validated and hashed *before* the write transaction opens: hashing is
+    deliberately slow (PBKDF2, about a second on a busy core), and on the embedded SQLite
+    default a write transaction holds the database's one write lock (IMMEDIATE, settings).
+    Hashing inside it made a burst of sign-ups queue behind each other's hashing until one
+    waited past the busy timeout: a 500 "database is locked" (issue 21, item 7). Only the
+    name check and the insert hold the lock, and the check is repeated under it.
+    """
     user = User(username=username, email=email, language=language, display_name=display_name)
+    taken = ValidationError({"username": _("A user with that username already exists.")})
     if User.objects.filter(username__iexact=username).exists():
-        raise ValidationError({"username": _("A user with that username already exists.")})
-    user.full_clean(exclude=["password"])
+        raise taken
+    user.full_clean(exclude=["password"], validate_unique=False)
     validate_password(password, user)
     user.set_password(password)
-    user.save()
+    with transaction.atomic():
+        if User.objects.filter(username__iexact=username).exists():
+            raise taken
+        user.validate_unique()
+        user.save()
     return user
 
 

@@ -10,6 +10,7 @@ silently). No request of this API nests deeper than a handful of levels, so inpu
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django.conf import settings
@@ -47,11 +48,21 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows to infinity (`1e999999`): Python
+    would read it as `inf`, and anything echoing it back (a frame's `id`) would then write
+    `Infinity`, which no browser's `JSON.parse` accepts."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
 def loads(text: str | bytes) -> Any:
-    """Strict `json.loads` (no NaN/Infinity, as DRF's parser), refusing nesting past
-    `MAX_DEPTH` with `TooDeep` (never a RecursionError)."""
+    """Strict `json.loads` (no NaN/Infinity, literal or by overflow, as DRF's parser),
+    refusing nesting past `MAX_DEPTH` with `TooDeep` (never a RecursionError)."""
     try:
-        value = json.loads(text, parse_constant=_no_constants)
+        value = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
     except RecursionError:
         raise TooDeep(f"JSON nested more than {MAX_DEPTH} levels deep.") from None
     if depth(value) > MAX_DEPTH:

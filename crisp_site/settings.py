@@ -84,7 +84,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response
-    "crisp_site.middleware.ApiBodyLimitMiddleware",  # a too-large API body: JSON 413, not HTML
+    # One body limit, declared or chunked: 413 (JSON on the API) before anything reads it.
+    "crisp_site.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -386,6 +387,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One name for the computer players' levels, wherever they appear (a seat, a request).
     "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "games.api.serializers.BOT_LEVELS"},
+    # Request bodies are documented as JSON only, the API's format (docs/API.md). The form
+    # parsers stay for the site's own pages' requests; a client sending a form where the
+    # schema says JSON is outside the contract (an empty form reads as "all defaults").
+    "PARSER_WHITELIST": ["crisp_site.parsers.JSONParser"],
+    # Statuses every operation can answer (429, 503, 500, …), documented on each (the schema
+    # must describe every answer the site gives: tests/games/test_schema_fuzz.py checks it).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "games.api.schema.document_common_errors",
+    ],
 }
 
 # --- Security (production) --------------------------------------------------------------------
@@ -430,5 +441,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}},
+    # A client's malformed request is not a server fault: Django logs these at ERROR with a
+    # traceback; crisp_site/logs.py makes each one WARNING line (the 400 is unchanged).
+    "filters": {"client_error": {"()": "crisp_site.logs.ClientErrorFilter"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        **{
+            f"django.security.{name}": {"filters": ["client_error"]}
+            for name in ("RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
+        },
+    },
 }

@@ -31,3 +31,6 @@ urlpatterns = [
         name="api-docs",
     ),
 ]
+
+# An uncaught exception under /api/ is answered in the API JSON error shape (crisp_site/errors.py)
+handler500 = "crisp_site.errors.server_error"

@@ -45,6 +45,7 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NO_SUCH_GAME = 4404
+CLOSE_THROTTLED = 4429
 CLOSE_SERVER_ERROR = 1011
 CLOSE_TRY_AGAIN_LATER = 4503  # autobahn refuses 1013 from a server: HTTP 503 + 4000
 
@@ -112,18 +113,22 @@ def _user_for_token(key: str) -> Any:
     return user_for_token(key)
 
 
-def _table_for(game_id: int, user: Any) -> tuple[broadcast.Table, int | None]:
+def _table_for(
+    game_id: int, user: Any, invite_code: str | None = None
+) -> tuple[broadcast.Table, int | None]:
     """The game and the user's seat (None: spectator), if they may watch it; else Refused.
 
-    Who may watch is the selectors' rule (`game_for_user`: public games to everyone signed in,
-    a private one to its players and staff). A refused private game closes with 4404, like a
-    missing one, so a socket cannot probe which private game ids exist.
+    Who may watch is the selectors' rule, the REST API's too (`game_for_user`: public games to
+    everyone signed in, a private one to its players, staff, and whoever presents its invite
+    code -- an invite link lets a friend watch before, or without, taking a seat). A refused
+    private game closes with 4404, like a missing one, so a socket cannot probe which private
+    game ids exist.
     """
     from games import selectors
     from games.errors import ServiceError
 
     try:
-        game = selectors.game_for_user(game_id=game_id, user=user)
+        game = selectors.game_for_user(game_id=game_id, user=user, invite_code=invite_code)
     except ServiceError as error:
         raise Refused(
             4000 + error.status if 400 <= error.status < 500 else CLOSE_FORBIDDEN, error.detail
@@ -134,13 +139,27 @@ def _table_for(game_id: int, user: Any) -> tuple[broadcast.Table, int | None]:
     return table, seat
 
 
-def _seat_of(game_id: int, user: Any) -> int | None:
-    return _table_for(game_id, user)[1]
+def _seat_of(game_id: int, user: Any, invite_code: str | None = None) -> int | None:
+    """The user's seat at a game they may watch (else Refused). A handshake presenting an
+    invite code counts against the same `invite_code` limit as a REST request presenting one
+    (crisp_site/throttles.py): sockets are no cheaper way to guess codes."""
+    if invite_code is not None:
+        from types import SimpleNamespace
+
+        from crisp_site.throttles import InviteCodeThrottle
+
+        query = {"invite_code": invite_code}
+        handshake = SimpleNamespace(user=user, method="GET", query_params=query, GET=query)
+        if not InviteCodeThrottle().allow_request(handshake, None):
+            raise Refused(CLOSE_THROTTLED, "Too many requests presenting an invite code.")
+    return _table_for(game_id, user, invite_code)[1]
 
 
-def _catch_up(game_id: int, user: Any, since: int | None) -> tuple[int | None, dict[str, Any]]:
+def _catch_up(
+    game_id: int, user: Any, since: int | None, invite_code: str | None = None
+) -> tuple[int | None, dict[str, Any]]:
     """(seat, frame): what this user needs from `since` on, redacted for their seat now."""
-    table, seat = _table_for(game_id, user)
+    table, seat = _table_for(game_id, user, invite_code)
     return seat, broadcast.catch_up_frame(table, seat, since)
 
 
@@ -188,6 +207,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     game_id: int
     user: Any
+    invite_code: str | None = None  # `?invite_code=`: may watch a private game (as over REST)
     seat: int | None = None
     version: int = -1
     groups_joined: tuple[str, ...] = ()
@@ -244,6 +264,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         self.allowance = float(RATE_PER_SECOND * 2)
         self.allowance_at = asyncio.get_running_loop().time()
+        self.invite_code = _query(self.scope, "invite_code")
         # The handshake is answered before any database work: daphne drops a connection not
         # accepted within 5 s, and 500 watchers arriving at once queued longer than that for
         # the database threads (bench/watchers.py). Refusals were accepted first anyway.
@@ -258,7 +279,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         try:
             try:
                 self.user = await self._authenticate()
-                self.seat = await database_sync_to_async(_seat_of)(self.game_id, self.user)
+                self.seat = await database_sync_to_async(_seat_of)(
+                    self.game_id, self.user, self.invite_code
+                )
             except Refused as refused:
                 await self.close(code=refused.code)
                 return
@@ -322,7 +345,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def _resync(self, since: int | None) -> bool:
         """Send what the client needs after `since` (None: a snapshot). False if refused now."""
         try:
-            seat, frame = await database_sync_to_async(_catch_up)(self.game_id, self.user, since)
+            seat, frame = await database_sync_to_async(_catch_up)(
+                self.game_id, self.user, since, self.invite_code
+            )
         except Refused as refused:
             await self.close(code=refused.code)
             return False
@@ -457,11 +482,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         from games.errors import ServiceError
 
         version = content.get("version")
-        key = content.get("idempotency_key")
-        if (
-            not isinstance(content.get("action"), dict)
-            or (version is not None and (not isinstance(version, int) or isinstance(version, bool)))
-            or (key is not None and (not isinstance(key, str) or len(key) > 100))
+        # `idempotency_key` is checked by the service layer, which answers
+        # `bad_idempotency_key` on either channel (one rule, one code).
+        if not isinstance(content.get("action"), dict) or (
+            version is not None and (not isinstance(version, int) or isinstance(version, bool))
         ):
             await self._error(ref, "bad_frame", "act needs an action object; see PROTOCOL.md.")
             return

@@ -5,9 +5,12 @@ Registered as ``REST_FRAMEWORK["EXCEPTION_HANDLER"]``.  One application error ty
 parsing, authentication, permissions, 404, 405 …) all come out in the same shape with a stable
 ``code``, so API clients switch on codes and never parse prose.  A database lock wait that
 times out (PostgreSQL sqlstate 55P03 ``lock_not_available``, SQLite ``database is locked``) is a
-503 ``busy`` with ``Retry-After`` -- the request changed nothing and may simply be retried.  Any
-other database ``OperationalError`` (a lost connection, a disk error …) is logged and left to DRF:
-a 500, never disguised as ``busy``.  A body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413
+503 ``busy`` with ``Retry-After`` -- the request changed nothing and may simply be retried.  A
+database that cannot be reached at all (refused connections, an exhausted pool) is a 503
+``unavailable`` with ``Retry-After``: nothing was read or written, so "try again" is true.  Any
+other database error (a lost connection mid-request, a disk error …) is logged with its traceback
+and answered 500 ``server_error`` -- never disguised as ``busy``, and still ``{code, detail}``
+JSON (Django would answer its HTML 500 page).  A body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413
 ``too_large`` (Django would answer with its HTML 400 page); a throttled request is DRF's 429
 ``throttled`` with ``Retry-After`` (crisp_site/throttles.py).
 """
@@ -20,7 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.db import OperationalError
+from django.db import DatabaseError, OperationalError, connection
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -57,6 +60,20 @@ def _is_lock_timeout(exc: OperationalError) -> bool:
     return "database is locked" in str(exc)  # SQLite: the busy timeout ran out
 
 
+def _could_not_connect(exc: DatabaseError) -> bool:
+    """Whether the database could not be reached at all (nothing was read or written).
+
+    Django keeps no connection object when opening one failed (PostgreSQL refusing, SQLite
+    unable to open its file); the psycopg pool's ``PoolTimeout`` (no connection to lend in
+    time) says the same. A connection lost in the middle of a request is not this: what it
+    did may or may not have happened.
+    """
+    cause = exc.__cause__
+    if type(cause).__name__ == "PoolTimeout":
+        return True
+    return isinstance(exc, OperationalError) and connection.connection is None
+
+
 def too_large_response_data() -> dict[str, str]:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return {"code": "too_large", "detail": f"Request bodies are limited to {limit} bytes."}
@@ -71,15 +88,26 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         set_rollback()
         err = ServiceError.from_illegal(exc)
         return Response(err.to_json(), status=err.status)
-    if isinstance(exc, OperationalError):
-        if not _is_lock_timeout(exc):
-            logger.exception("Database error in an API request", exc_info=exc)
-            return None  # DRF re-raises it: a 500
+    if isinstance(exc, OperationalError) and _is_lock_timeout(exc):
         set_rollback()
         return Response(
             {"code": "busy", "detail": "The game is busy; retry in a moment."},
             status=503,
             headers={"Retry-After": "1"},
+        )
+    if isinstance(exc, DatabaseError):
+        set_rollback()
+        if _could_not_connect(exc):
+            logger.warning("Database unreachable in an API request: %s", exc)
+            return Response(
+                {"code": "unavailable", "detail": "The service is unavailable; retry shortly."},
+                status=503,
+                headers={"Retry-After": "5"},
+            )
+        logger.exception("Database error in an API request", exc_info=exc)
+        return Response(
+            {"code": "server_error", "detail": "The server could not complete this request."},
+            status=500,
         )
     if isinstance(exc, RequestDataTooBig):  # a body past DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(too_large_response_data(), status=413)

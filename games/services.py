@@ -805,7 +805,9 @@ def game_act(
     1. an idempotency key already used by this user at this game returns the first result
        (``replayed=True``) and applies nothing -- checked before the version, because a retry
        carries the version the client had *before* its first attempt succeeded;
-    2. the caller must hold a seat, the game must be playing, the action must parse;
+    2. the caller must hold a seat they have not left for good (``already_left``; the
+       computer sitting in for them still plays it), the game must be playing, the action
+       must parse;
     3. ``expected_version`` (if given) must equal ``Game.version``, else ``stale_version``
        with the current version in ``extra`` -- except for the opening ``look``, which is
        exempt: it depends on nothing the client saw (it shows the seat's own cards as they
@@ -843,6 +845,15 @@ def game_act(
     if seat is None:
         raise ServiceError("not_seated", "You have no seat at this game.", status=403)
     engine, old = _require_playing(g)
+    if seat.left_at is not None and not by_bot:
+        # Leaving is for good (``game_leave_playing``): the computer plays the seat to the
+        # end, and a move of the person's own must not hand it back (``game_back`` refuses
+        # the same way), or the seat would be "left" and played by nobody.
+        raise ServiceError(
+            "already_left",
+            "You have left this game for good; a computer player plays your seat.",
+            status=409,
+        )
     try:
         act = engine.Action.from_wire(action)
     except IllegalAction as exc:
@@ -1006,7 +1017,12 @@ def _sit_in(
     are updated in place.  Caller holds the game's row lock."""
     out: list[tuple[str, dict[str, Any]]] = []
     timed_out = _seats_timed_out(events)
-    if actor is not None and actor.number not in timed_out and (actor.missed or actor.sitting_in):
+    if (
+        actor is not None
+        and actor.left_at is None  # a seat left for good stays with the computer
+        and actor.number not in timed_out
+        and (actor.missed or actor.sitting_in)
+    ):
         if actor.sitting_in:  # a person who moves themselves is back
             out.append(("seat_back", _seat_event(actor)))
         actor.missed, actor.sitting_in, actor.bot_level, actor.bot_memory = 0, False, "", None

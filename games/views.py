@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
+from urllib.parse import urlencode
 
 from csp.decorators import csp_replace
 from django.contrib import messages
@@ -334,7 +335,10 @@ def table(request: HttpRequest, game_id: int) -> HttpResponse:
             {"seat": s["seat"], "name": s["name"], "bot": s["bot"], "sitting_in": s["sitting_in"]}
             for s in detail["seats"]
         ],
-        "ws": f"/ws/games/{game.pk}/",
+        # An outsider let in by the invite link watches live under the same rule (the socket
+        # checks the code as the REST API does, docs/PROTOCOL.md).
+        "ws": f"/ws/games/{game.pk}/"
+        + (f"?{urlencode({'invite_code': code})}" if code and detail["you"] is None else ""),
         "private": detail["private"],
         # Where the table's log starts rebuilding from the stored events (static/js/table/log.js).
         "last_seq": game.last_seq,

@@ -93,9 +93,12 @@ class ExportQuery(serializers.Serializer):
 
 
 def _page(qs: Any, page: int, size: int) -> tuple[list[Any], dict[str, Any]]:
+    """One page of ``qs``. Page 1 always exists (empty on an empty list); a page past the last
+    is ``bad_page`` -- checked before slicing, so a huge page number never reaches the
+    database as an offset (``?page=576460752303423487`` overflowed SQLite's 64-bit OFFSET)."""
     count = qs.count()
     pages = max(1, math.ceil(count / size))
-    if page > pages and count:
+    if page > pages:
         raise ServiceError("bad_page", f"There are only {pages} pages.", status=404)
     items = list(qs[(page - 1) * size : page * size])
     return items, {"count": count, "page": page, "pages": pages, "page_size": size}
@@ -250,7 +253,7 @@ class PlayerGamesApi(APIView):
     )
     def get(self, request: Request, username: str) -> Response:
         user = history.player_by_username(username)
-        q = _valid(HistoryQuery, request.query_params)
+        q = _valid(HistoryQuery, request.query_params.dict())
         qs = history.player_games(user=user, viewer=request.user, kind=q.get("kind"))
         games, meta = _page(qs, q["page"], q["page_size"])
         return Response({**meta, "results": [history.history_row(g, user) for g in games]})
@@ -267,7 +270,7 @@ class LeaderboardApi(APIView):
         "left out unless `provisional=true`.",
     )
     def get(self, request: Request, kind: str) -> Response:
-        q = _valid(BoardQuery, request.query_params)
+        q = _valid(BoardQuery, request.query_params.dict())
         qs = ratings.leaderboard(kind=_kind(kind), include_provisional=q["provisional"])
         rows, meta = _page(qs, q["page"], q["page_size"])
         first = (meta["page"] - 1) * meta["page_size"] + 1
@@ -328,7 +331,7 @@ class GameReplayApi(APIView):
     )
     def get(self, request: Request, game_id: int) -> Response:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
-        q = _valid(ReplayQuery, request.query_params)
+        q = _valid(ReplayQuery, request.query_params.dict())
         if q["view"] == "seat":
             if (
                 q["seat"] >= engine_for(game.kind).MAX_SEATS
@@ -386,7 +389,7 @@ class GameExportApi(APIView):
     )
     def get(self, request: Request, game_id: int) -> Response | HttpResponse:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
-        q = _valid(ExportQuery, request.query_params)
+        q = _valid(ExportQuery, request.query_params.dict())
         if q["audit"] and not getattr(request.user, "is_staff", False):
             raise ServiceError("not_staff", "Only an admin may download an audit.", status=403)
         name = f"{game.kind}-game-{game.pk}"

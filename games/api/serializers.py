@@ -38,9 +38,14 @@ def _openapi(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_schema() -> dict[str, Any]:
-    """The ``settings`` of a new game: one object per kind, each its engine's host menu."""
+    """The ``settings`` of a new game: one object per kind, each its engine's host menu.
+
+    ``anyOf``, not ``oneOf``: the menus share option names (``{"move_seconds": null}`` is both
+    a Cribbage and a Triple Crown menu), so a value may match several branches, and ``oneOf``
+    would call every such answer of the site's own invalid (issue 21). Which menu applies is
+    the game's ``kind``."""
     return {
-        "oneOf": [
+        "anyOf": [
             {**_openapi(engine_for(k).SETTINGS_SCHEMA), "title": f"{engine_for(k).NAME} ({k})"}
             for k in KINDS
         ],
@@ -109,6 +114,22 @@ class KickInput(serializers.Serializer):
     seat = serializers.IntegerField(min_value=0, max_value=_MAX_SEATS - 1)
 
 
+class _IdempotencyKeyField(serializers.CharField):
+    """A 1-100 character string; anything else is the service layer's ``bad_idempotency_key``
+    (what a too-long ``Idempotency-Key`` header and a WebSocket ``act`` get), not a generic
+    ``invalid``: one rule, one code on every channel."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        try:
+            return super().run_validation(data)
+        except serializers.ValidationError:
+            from games.errors import ServiceError
+
+            raise ServiceError(
+                "bad_idempotency_key", "An idempotency key is 1 to 100 characters."
+            ) from None
+
+
 class ActInput(serializers.Serializer):
     action = serializers.JSONField(
         help_text='The action in wire form, e.g. {"type": "draw", "source": "deck"} '
@@ -120,8 +141,9 @@ class ActInput(serializers.Serializer):
         allow_null=True,
         help_text="The game version the client acted on; a mismatch is refused (stale_version).",
     )
-    idempotency_key = serializers.CharField(
+    idempotency_key = _IdempotencyKeyField(
         required=False,
+        min_length=1,
         max_length=100,
         help_text="Retry key (or the Idempotency-Key header): a retry returns the first result.",
     )

@@ -38,5 +38,6 @@ urlpatterns = [
     path("players/<str:username>/games/", history.PlayerGamesApi.as_view(), name="player-games"),
     path("leaderboards/<str:kind>/", history.LeaderboardApi.as_view(), name="leaderboard"),
     # Anything else under /api/v1/ (e.g. /games/-1/) is a JSON 404 too, never an HTML page.
-    re_path(r"^.*$", views.api_not_found, name="not-found"),
+    # [\s\S], not ".": a path with a newline in it (/games/%0A/) too.
+    re_path(r"^[\s\S]*$", views.api_not_found, name="not-found"),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.http import Http404
 
 from games import services
@@ -47,8 +47,10 @@ def lock_timeout() -> OperationalError:
         return exc
 
 
-def test_other_operational_errors_are_500s_and_logged(caplog):
-    """Only a lock wait is ``busy``: a lost connection, a disk error … is a server error."""
+def test_other_operational_errors_are_500s_and_logged(caplog, db):
+    """Only a lock wait is ``busy``: a lost connection, a disk error … is a server error --
+    in the API's JSON shape, with its traceback in the log (issue 21: it was Django's HTML)."""
+    connection.ensure_connection()  # the database was reachable: these are not "unavailable"
     message = "terminating connection due to administrator command"
     try:
         raise OperationalError(message) from _PgError(message, "57P01")
@@ -57,7 +59,8 @@ def test_other_operational_errors_are_500s_and_logged(caplog):
     for exc in (pg, OperationalError("disk I/O error")):
         caplog.clear()
         with caplog.at_level("ERROR", logger="games.exceptions"):
-            assert handled(exc) is None  # DRF re-raises: a 500, not a silent 503
+            r = handled(exc)
+        assert (r.status_code, r.data["code"]) == (500, "server_error") and r.data["detail"]
         assert [r.exc_info[1] for r in caplog.records] == [exc]
 
 
@@ -71,7 +74,7 @@ def test_other_operational_error_via_api_is_500(users, start_game, monkeypatch):
     c = client_for(users[0])
     c.raise_request_exception = False
     r = c.post(f"/api/v1/games/{g.pk}/actions/", {"action": {"type": "look"}}, format="json")
-    assert r.status_code == 500
+    assert r.status_code == 500 and r.json()["code"] == "server_error"
 
 
 def test_lock_timeout_is_a_busy_503_and_changes_nothing(users, start_game, monkeypatch):

@@ -1,5 +1,8 @@
 """Schemathesis fuzzes every games endpoint from the published OpenAPI schema, authenticated
-with a real API token, in-process over WSGI: whatever it sends, never a 5xx, always JSON.
+with a real API token, in-process over WSGI: whatever it sends, never a 5xx, always JSON, and
+every answer is one the schema describes (issue 21: the schema must be true) -- its status code,
+content type, headers and body (schemathesis's response checks), for valid requests and for
+invalid ones (which must be refused: `negative_data_rejection`).
 
 Bounded: a fixed number of examples per operation, derandomised so CI runs are repeatable.
 """
@@ -12,11 +15,23 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
+from schemathesis import checks
+from schemathesis.core.failures import FailureGroup
+from schemathesis.generation import GenerationMode
 
 from accounts.services import token_create
 from games import services
 
 EXAMPLES = 20
+
+#: What every answer must satisfy (schemathesis's response checks).
+RESPONSE_CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_headers_conformance,
+    checks.response_schema_conformance,
+]
 
 
 @pytest.fixture
@@ -51,23 +66,34 @@ def test_no_server_errors(users, token, fake_clock, keep_connection):
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=EXAMPLES,
-            deadline=None,
-            derandomize=True,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        def run(case) -> None:
-            response = case.call(headers=headers)
-            if response.status_code >= 500:
-                failures.append(f"{case.method} {case.formatted_path}: {response.status_code}")
-            elif response.status_code != 204:
+            @given(case=operation.as_strategy(generation_mode=mode))
+            @settings(
+                max_examples=EXAMPLES,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
+            def run(case) -> None:
+                response = case.call(headers=headers)
                 ctype = response.headers.get("content-type", [""])[0]
-                assert ctype.startswith("application/json"), (case.formatted_path, ctype)
+                if response.status_code != 204 and not ctype.startswith("application/json"):
+                    failures.append(f"{case.method} {case.formatted_path}: {ctype}")
+                negative = case.meta is not None and (
+                    case.meta.generation.mode is GenerationMode.NEGATIVE
+                )
+                wanted = RESPONSE_CHECKS + ([checks.negative_data_rejection] if negative else [])
+                try:
+                    case.validate_response(response, checks=wanted, headers=headers)
+                except (AssertionError, FailureGroup) as error:
+                    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+                    first = " | ".join(lines[1:8])[:700]
+                    failures.append(
+                        f"{case.method} {case.formatted_path} {response.status_code}: {first}"
+                    )
 
-        run()
+            run()
     assert operations >= 12
-    assert not failures, failures
+    assert not failures, "\n".join(sorted(set(failures)))

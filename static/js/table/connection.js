@@ -44,7 +44,9 @@ class Connection {
   url() {
     const proto = location.protocol === "https:" ? "wss://" : "ws://";
     const path = this.opts.wsPath || "/ws/games/" + this.opts.gameId + "/";
-    return proto + location.host + path + (this.version >= 0 ? "?version=" + this.version : "");
+    // The path may carry a query already (?invite_code= for an outsider let in by the link).
+    const sep = path.includes("?") ? "&" : "?";
+    return proto + location.host + path + (this.version >= 0 ? sep + "version=" + this.version : "");
   }
 
   open() {
