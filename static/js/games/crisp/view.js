@@ -22,14 +22,18 @@ function part(t, id) {
   return t.root ? t.root.querySelector("#" + id) : document.getElementById(id);
 }
 
-/** Opponents round an oval, clockwise from the viewer (who sits at the bottom, off the oval). */
+/** Opponents round an oval, clockwise from the viewer (who sits at the bottom, off the oval).
+ * `x` and `y` are percentages of the seats' box, 0 to 100: crisp.css moves a seat back by the
+ * same share of its own size, so a seat at 0 % touches the felt's left edge and one at 100 % its
+ * right edge, never beyond, whatever the seat's width. */
 function seatPositions(n, you) {
   const out = [];
   const base = you === null ? 0 : you;
   for (let i = 0; i < n; i++) {
     const k = (i - base + n) % n;
     const a = Math.PI / 2 + (2 * Math.PI * k) / n;
-    out[i] = { x: 50 + 43 * Math.cos(a), y: 48 + 40 * Math.sin(a), k: k };
+    const round = function (v) { return Math.round(v * 10) / 10; };
+    out[i] = { x: round(50 + 50 * Math.cos(a)), y: round(50 + 50 * Math.sin(a)), k: k };
   }
   return out;
 }
