@@ -20,8 +20,14 @@ from tests.factories import DEFAULT_PASSWORD, UserFactory
 DESKTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 360, "height": 740}
 VIEWPORTS = {"phone": PHONE, "desktop": DESKTOP}
-#: Crisp's timers at nought: every move is the next one's turn at once (a test needs no waits).
-QUICK_CRISP = {"memorise_ms": 0, "window_ms": 0, "start_delay_ms": 0, "between_rounds_ms": 600_000}
+#: Crisp's timers for a driven game: no memorising, the next turn at once, crisp callable for a
+#: minute after each turn (so ``drive`` ends rounds quickly), a round's results kept up.
+QUICK_CRISP = {
+    "memorise_ms": 0,
+    "window_ms": 60_000,
+    "start_delay_ms": 0,
+    "between_rounds_ms": 600_000,
+}
 NAMES = ["Alexandra", "Bartholomew", "Christabel", "Dmitri", "Evangeline", "Fitzgerald",
          "Guinevere", "Hieronymus"]  # fmt: skip
 
@@ -50,7 +56,8 @@ def started(
 
 
 def drive(game: Game, until: Callable[[Game], bool], *, seed: int = 1, steps: int = 4000) -> Game:
-    """Random legal moves (a "call" as soon as one is offered) until ``until(game)``."""
+    """Random legal moves (a "call" as soon as one is offered) until ``until(game)``; a timer
+    that holds everybody up is fired at once."""
     rng = random.Random(seed)
     seats = list(game.seats.order_by("number").select_related("user"))
     for _ in range(steps):
@@ -61,7 +68,11 @@ def drive(game: Game, until: Callable[[Game], bool], *, seed: int = 1, steps: in
             (s, a) for s in seats for a in selectors.game_legal_actions(game=game, user=s.user)
         ]
         if not options:
-            services.game_sweep()  # a deadline due now (the timers are at nought)
+            # Nobody may move: a timer is running (the next round's, a trick's pause). Fire it
+            # now rather than wait for it.
+            if game.deadlines:
+                key = min(game.deadlines, key=lambda d: d.get("at", 0))["key"]
+                services.game_fire_deadline(game_id=game.pk, key=key)
             continue
         calls = [o for o in options if o[1].get("type") == "call"]
         seat, action = rng.choice(calls or options)
@@ -117,9 +128,10 @@ VISIBLE = """e => {
 }"""
 
 
-def fully_visible(page: Any, selector: str) -> list[str]:
+def fully_visible(page: Any, selector: str, across_only: bool = False) -> list[str]:
     """Each element matching ``selector`` that is not wholly inside what its scrolling
-    ancestors and the window show (the reason, for the assertion message)."""
+    ancestors and the window show (the reason, for the assertion message). ``across_only``:
+    only left and right count (a page may be scrolled down to a table, never sideways)."""
     bad = []
     for i, box in enumerate(page.eval_on_selector_all(selector, f"es => es.map({VISIBLE})")):
         c = box["clip"]
@@ -128,8 +140,8 @@ def fully_visible(page: Any, selector: str) -> list[str]:
         elif (
             box["left"] < c["left"] - 0.5
             or box["right"] > c["right"] + 0.5
-            or box["top"] < c["top"] - 0.5
-            or box["bottom"] > c["bottom"] + 0.5
+            or (not across_only and box["top"] < c["top"] - 0.5)
+            or (not across_only and box["bottom"] > c["bottom"] + 0.5)
         ):
             bad.append(f"{selector}[{i}] {box} is cut off")
     return bad

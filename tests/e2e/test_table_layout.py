@@ -43,3 +43,63 @@ def test_crisp_seats_never_overlap(
         owners = [s for s in seat_boxes if kit.overlap(c, s)]
         assert len(owners) == 1, f"the dealer chip {c} touches {len(owners)} seats"
     assert page.errors == []
+
+
+def totals_in_view(page: Any, where: str) -> None:
+    """Every Total cell of the score tables in ``where`` is wholly inside its table's box and
+    the window, left to right, without any sideways scrolling (the page may scroll down)."""
+    selector = f"{where} .scores .total"
+    page.wait_for_selector(selector)
+    assert page.locator(selector).count() > 0
+    assert kit.fully_visible(page, selector, across_only=True) == []
+    # The player's name too: the rows say whose total it is.
+    assert kit.fully_visible(page, f"{where} .scores tbody td:first-child", across_only=True) == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_triple_crown_totals_after_six_hands(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(4)
+    game = kit.started("triple_crown", people, timers={"target_score": 10_000})
+    kit.drive(game, lambda g: len(g.state["history"]) >= 6)
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector("#scoreboard .scores th:nth-child(7)")
+    if viewport == "phone":
+        page.locator("#scoreboard").scroll_into_view_if_needed()
+    kit.shot(page, artifacts, f"tc-scores-{viewport}")
+    totals_in_view(page, "#scoreboard")
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_crisp_results_and_game_over_totals(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(8)
+    game = kit.started("crisp", people, timers={**kit.QUICK_CRISP, "target_score": 30})
+    kit.drive(game, lambda g: len(g.state["history"]) >= 1)
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector("#reveal .reveal-table")
+    kit.shot(page, artifacts, f"crisp-results-{viewport}")
+    totals_in_view(page, "#reveal")
+
+    # Another game, played to its end (no pause between rounds).
+    game = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(game, lambda g: g.status == "finished")
+    page.goto(f"{site}/games/{game.pk}/")
+    page.wait_for_selector("#reveal-title:text('Game over')")
+    kit.shot(page, artifacts, f"crisp-over-{viewport}")
+    totals_in_view(page, "#reveal")
+
+    # The replay's scoreboard, at the last move: every round's column and the totals.
+    page.goto(f"{site}/games/{game.pk}/replay/")
+    page.click("#replay-last")
+    page.wait_for_selector("#replay-board .scores .total")
+    kit.shot(page, artifacts, f"crisp-replay-scores-{viewport}")
+    totals_in_view(page, "#replay-board")
+    assert page.errors == []

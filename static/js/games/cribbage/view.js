@@ -289,7 +289,7 @@ function renderScores(t, st) {
     th.title = gettext("This hand so far");
     hr.appendChild(th);
   }
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");

@@ -337,7 +337,7 @@ export function renderScores(t, st) {
     th.title = fmt(gettext("Round %(n)s"), { n: i + 1 });
     hr.appendChild(th);
   });
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");
@@ -390,7 +390,7 @@ export function renderReveal(t, st) {
   const hr = el("tr");
   (rv ? [gettext("Player"), gettext("Cards"), gettext("Sum"), gettext("Round"), gettext("Total")]
     : [gettext("Player"), "", "", "", gettext("Total")]).forEach(function (h, i) {
-    hr.appendChild(el("th", i >= 2 ? "num" : "", h));
+    hr.appendChild(el("th", i === 4 ? "num total" : i >= 2 ? "num" : "", h));
   });
   const thead = el("thead"); thead.appendChild(hr); table.appendChild(thead);
   const tb = el("tbody");

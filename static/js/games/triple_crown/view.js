@@ -471,7 +471,7 @@ export function renderScores(t, st) {
     hr.appendChild(th);
   });
   hr.appendChild(el("th", "num", gettext("Tricks")));
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");
