@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from games.models import Event
 from tests.e2e import layout_kit as kit
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -102,4 +103,123 @@ def test_crisp_results_and_game_over_totals(
     page.wait_for_selector("#replay-board .scores .total")
     kit.shot(page, artifacts, f"crisp-replay-scores-{viewport}")
     totals_in_view(page, "#replay-board")
+    assert page.errors == []
+
+
+#: What the table calls out for each scoring item (English), as static/js/games/cribbage/spoken.js.
+PEG_WORDS = {
+    "fifteen": "fifteen for {n}",
+    "thirty_one": "thirty-one for {n}",
+    "pair": "a pair for {n}",
+    "pair_royal": "a pair royal for {n}",
+    "double_pair_royal": "a double pair royal for {n}",
+    "run": "a run of {len} for {n}",
+}
+COUNT_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "twenty-one",
+    "twenty-two",
+    "twenty-three",
+    "twenty-four",
+    "twenty-five",
+    "twenty-six",
+    "twenty-seven",
+    "twenty-eight",
+    "twenty-nine",
+]
+
+
+def show_words(item: dict[str, Any], n: int) -> str:
+    w = COUNT_WORDS[n]
+    kind = item["kind"]
+    if kind == "run":
+        return f"a run of {['three', 'four', 'five'][len(item['cards']) - 3]} is {w}"
+    if kind == "flush":
+        return f"a flush of {'five' if item['points'] == 5 else 'four'} is {w}"
+    return {"fifteen": f"fifteen {w}", "pair": f"a pair is {w}", "nobs": f"one for his nob is {w}"}[
+        kind
+    ]
+
+
+def expected_callouts(game: Any, you: int, names: list[str]) -> list[list[str]]:
+    out = []
+    for ev in Event.objects.filter(game=game).order_by("seq"):
+        d = ev.data
+        who = "You" if d.get("seat") == you else names[d.get("seat", 0)]
+        if ev.type == "play" and d.get("points"):
+            for it in d["items"]:
+                out.append(
+                    [who, PEG_WORDS[it["kind"]].format(n=it["points"], len=len(it["cards"]))]
+                )
+        elif ev.type == "last_card":
+            out.append([who, f"go for {d['points']}"])
+        elif ev.type == "his_heels":
+            out.append([who, f"his heels for {d['points']}"])
+        elif ev.type == "show":
+            b = d["breakdown"]
+            items = b["fifteens"] + b["pairs"] + b["runs"]
+            items += ([b["flush"]] if b.get("flush") else []) + (
+                [b["nobs"]] if b.get("nobs") else []
+            )
+            running = 0
+            for it in items:
+                running += it["points"]
+                out.append([who, show_words(it, running)])
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cribbage_calls_out_why_points_were_scored_on_the_phone(
+    chromium: Any, site: str, artifacts: Path
+) -> None:
+    people = kit.players(2)
+    game = kit.started("cribbage", people, seed="callouts-3")
+    page = kit.open_page(chromium, site, people[0], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector("#conn[data-state=online]")
+    # The phone's peg board has its numbers: each row of 30 numbered at its end.
+    page.wait_for_selector("#board[data-layout=folded]")
+    numbers = page.eval_on_selector_all(
+        "#board .board-labels text", "ts => ts.map(t => t.textContent)"
+    )
+    assert sorted(set(numbers), key=int) == ["30", "60", "90", "120"]
+    assert kit.fully_visible(page, "#board .board-labels text") == []
+    page.evaluate(
+        """() => { window.callouts = []; const box = document.getElementById('callout');
+        new MutationObserver(() => {
+          if (!box.hidden && box.dataset.count !== window.lastCallout) {
+            window.lastCallout = box.dataset.count;
+            window.callouts.push([box.querySelector('.callout-who').textContent,
+                                  box.querySelector('.callout-what').textContent]);
+          }
+        }).observe(box, {attributes: true, childList: true, subtree: true}); }"""
+    )
+    kit.drive(game, lambda g: Event.objects.filter(game=g, type="hand_over").exists(), seed=3)
+    want = expected_callouts(game, 0, ["You", "Bartholomew"])
+    assert any(w[1].startswith("fifteen") for w in want), want  # the deal scores something
+    page.wait_for_function(f"() => window.callouts.length >= {len(want)}", timeout=90_000)
+    page.wait_for_selector("#callout:not([hidden])")
+    kit.shot(page, artifacts, "cribbage-callout-phone")
+    assert page.evaluate("() => window.callouts") == want
+    # Said over the table, wholly on screen.
+    assert kit.fully_visible(page, "#callout") == [] or page.locator("#callout[hidden]").count()
     assert page.errors == []
