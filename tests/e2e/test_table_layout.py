@@ -223,3 +223,85 @@ def test_cribbage_calls_out_why_points_were_scored_on_the_phone(
     # Said over the table, wholly on screen.
     assert kit.fully_visible(page, "#callout") == [] or page.locator("#callout[hidden]").count()
     assert page.errors == []
+
+
+def clipped_text(page: Any, selector: str) -> list[str]:
+    """The elements matching ``selector`` whose text is wider or taller than their box."""
+    return page.eval_on_selector_all(
+        selector,
+        "es => es.filter(e => e.scrollWidth > e.clientWidth + 1"
+        " || e.scrollHeight > e.clientHeight + 1).map(e => e.outerHTML.slice(0, 120))",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path) -> None:
+    people = kit.players(2, language="ru")
+    game = kit.started("crisp", people, timers=kit.QUICK_CRISP)
+    kit.drive(game, lambda g: g.state["round"]["caller"] is not None)
+    caller = game.state["round"]["caller"]
+    page = kit.open_page(chromium, site, people[caller], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector("#status-bar .called")
+    kit.shot(page, artifacts, "words-ru-called")
+    called = page.text_content("#status-bar .called")
+    assert called.startswith("Вы объявили крисп"), called
+    assert "объявил(а)" not in page.text_content("#table-app")  # noqa: RUF001
+    # Every game by its Russian name, one name each, in the lobby's filter and menus.
+    page.goto(f"{site}/games/")
+    names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
+    assert "Криббедж" in names and "Тройная корона" in names, names
+    assert "Triple Crown" not in page.text_content("main")
+    assert "Cribbage" not in page.text_content("main")
+    # The replay's "Играть" button shows its whole word on a phone.
+    done = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(done, lambda g: g.status == "finished")
+    page.goto(f"{site}/games/{done.pk}/replay/")
+    page.wait_for_selector("#replay-play")
+    assert page.text_content("#replay-play").strip() == "Играть"
+    assert clipped_text(page, "#replay-play") == []
+    kit.shot(page, artifacts, "words-ru-replay")
+
+    japanese = kit.players(1, prefix="ja", language="ja")[0]
+    page = kit.open_page(chromium, site, japanese, "phone", "/games/")
+    names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
+    assert "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_replay_opens_at_the_first_deal_with_a_move_list(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(4)
+    game = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(game, lambda g: g.status == "finished")
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/replay/")
+    page.wait_for_selector("#replay-board .replay-text-log li.now")
+    # The first step is the first deal: the felt is drawn, the log says the round is dealt.
+    assert page.locator("#replay-board .replay-main").is_visible()
+    assert page.locator("#replay-board .felt .seat").count() == 4
+    now = " ".join(page.locator(".replay-text-log li.now").all_inner_texts())
+    assert "Round 1" in now and "Nothing" not in now, now
+    assert page.text_content("#replay-position").split()[1] == "1"
+    kit.shot(page, artifacts, f"replay-first-{viewport}")
+    # Every move is in the list, each one a button that goes there.
+    moves = page.locator(".replay-text-log button.replay-move")
+    assert moves.count() > 10
+    target = moves.nth(moves.count() - 3)
+    frame = int(target.get_attribute("data-frame"))
+    target.click()
+    page.wait_for_selector(f".replay-text-log li.now button[data-frame='{frame}']")
+    assert page.text_content("#replay-position").split()[1] == str(frame + 1)
+    # The table beside the list is the desktop's (the replay's felt never covers the side).
+    if viewport == "desktop":
+        main = kit.boxes(page, "#replay-board .replay-main")[0]
+        side = kit.boxes(page, "#replay-board .replay-side")[0]
+        assert not kit.overlap(main, side), (main, side)
+        assert kit.fully_visible(page, "#replay-board .felt .seat", across_only=True) == []
+    kit.shot(page, artifacts, f"replay-moves-{viewport}")
+    assert page.errors == []

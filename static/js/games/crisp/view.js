@@ -75,7 +75,7 @@ function renderSeat(t, st, s, pos) {
 
   const badges = el("div", "seat-badges");
   badges.appendChild(botBadge(s));
-  if (st.caller === s) badges.appendChild(chip("crisp-chip", gettext("CRISP"), gettext("called crisp")));
+  if (st.caller === s) badges.appendChild(chip("crisp-chip", gettext("CRISP"), mine ? gettext("You called crisp") : gettext("called crisp")));
   // A King's extra draws still to play, the one under way included (the engine's
   // extra_draws_left counts those after it).
   const kingDraws = active ? st.turn.extra_draws_left + (st.turn.draw_no > 1 ? 1 : 0) : 0;
@@ -320,8 +320,10 @@ export function renderStatus(t, st, baseTitle) {
     bar.appendChild(c);
   }
   if (st.caller !== null && !st.reveal && st.status === "playing") {
-    bar.appendChild(el("span", "called", fmt(gettext("%(name)s called crisp — final turns: %(n)s left"),
-      { name: t.nameOf(st.caller), n: st.final_turns_left })));
+    // "You" is its own message, never a name put into a third-person frame ("Вы объявил(а)").
+    bar.appendChild(el("span", "called", st.caller === t.you
+      ? fmt(gettext("You called crisp — final turns: %(n)s left"), { n: st.final_turns_left })
+      : fmt(gettext("%(name)s called crisp — final turns: %(n)s left"), { name: t.names[st.caller], n: st.final_turns_left })));
   }
 }
 
