@@ -7,11 +7,13 @@ totals are never cut off, labels are there. Screenshots go to test-artifacts/e2e
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from games import services
 from games.models import Event
 from tests.e2e import layout_kit as kit
 
@@ -304,4 +306,61 @@ def test_replay_opens_at_the_first_deal_with_a_move_list(
         assert not kit.overlap(main, side), (main, side)
         assert kit.fully_visible(page, "#replay-board .felt .seat", across_only=True) == []
     kit.shot(page, artifacts, f"replay-moves-{viewport}")
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_triple_crown_labels(chromium: Any, site: str, artifacts: Path, viewport: str) -> None:
+    people = kit.players(4)
+    game = kit.started("triple_crown", people)
+    hand = lambda g: g.state["round"]  # noqa: E731
+    kit.drive(game, lambda g: len(hand(g)["tricks"]) >= 5 and not hand(g)["trick"])
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector(".tc-seat .tc-score")
+    kit.shot(page, artifacts, f"tc-labels-{viewport}")
+    # Each of a seat's numbers says what it is.
+    for seat in page.locator(".tc-seat").all():
+        assert re.fullmatch(r"\d+ cards?", seat.locator(".tc-count").inner_text().strip())
+        assert re.fullmatch(r"\d+ tricks?", seat.locator(".tc-taken").inner_text().strip())
+        assert re.fullmatch(r"\d+ pts", seat.locator(".tc-score").inner_text().strip())
+    assert kit.fully_visible(page, ".tc-seat .tc-chip, .tc-seat .tc-count") == []
+    # The score table says which row is yours in words, not with an unexplained star.
+    rows = page.locator("#scoreboard tbody td:first-child").all_inner_texts()
+    assert "Alexandra (you)" in rows and not any("★" in r for r in rows)
+    # The last trick's note never covers the player's own name.
+    note = kit.boxes(page, ".tc-trick-note")[0]
+    mine = kit.boxes(page, ".tc-me-head .tc-seat-name")[0]
+    assert not kit.overlap(note, mine), (note, mine)
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_phone_table_head_and_rating_chips(chromium: Any, site: str, artifacts: Path) -> None:
+    people = kit.players(2, language="ja")
+    game = kit.started("crisp", people, timers=kit.QUICK_CRISP)
+    services.game_rename(
+        game=game, user=people[0], name="金曜の夜のとても長い名前のテーブル・友だちと"
+    )
+    page = kit.open_page(chromium, site, people[0], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector(".felt .seat")
+    kit.shot(page, artifacts, "head-ja-phone")
+    # "チャット" on one line: the button is one line high.
+    chat = page.locator(".chat-jump")
+    box = chat.bounding_box()
+    assert box is not None and box["height"] < 45, box
+    assert clipped_text(page, ".chat-jump") == []
+    # A long name takes two lines rather than being cut after a few characters.
+    title = page.locator(".table-head h1")
+    lines = page.evaluate(
+        "() => { const h = document.querySelector('.table-head h1');"
+        " return Math.round(h.getBoundingClientRect().height"
+        " / parseFloat(getComputedStyle(h).lineHeight)); }"
+    )
+    assert lines == 2, lines
+    assert title.is_visible()
+    # A player with no rated game: a word on the chip, not a dash.
+    page.goto(f"{site}/games/")
+    chips = page.locator(".rating-chip.unrated").all_inner_texts()
+    assert chips and "\u2013" not in chips, chips
     assert page.errors == []

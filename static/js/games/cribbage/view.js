@@ -297,7 +297,7 @@ function renderScores(t, st) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
     const nameCell = el("td", "");
     nameCell.appendChild(el("span", "peg-swatch peg-" + s));
-    nameCell.appendChild(document.createTextNode(t.names[s] + (s === t.you ? " ★" : "")));
+    nameCell.appendChild(document.createTextNode(s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
     tr.appendChild(nameCell);
     st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
     if (st.status === "playing") tr.appendChild(el("td", "num", String(st.hand_points[s])));

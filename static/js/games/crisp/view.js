@@ -345,7 +345,8 @@ export function renderScores(t, st) {
   const tb = el("tbody");
   for (let s = 0; s < st.seats; s++) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    tr.appendChild(el("td", "", t.names[s] + (s === t.you ? " ★" : "")));
+    // "(you)", not an unexplained star.
+    tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
     st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
     tr.appendChild(el("td", "num total", String(st.scores[s])));
     tb.appendChild(tr);
