@@ -46,10 +46,14 @@ def started(
     settings: dict[str, Any] | None = None,
     timers: dict[str, int] | None = None,
     seed: str = "layout",
+    bots: int = 0,
 ) -> Game:
+    """A started game of ``people`` (the first is the host), and ``bots`` computer players."""
     game = services.game_create(host=people[0], kind=kind, settings=settings or {})
     for p in people[1:]:
         services.game_join(game=game, user=p, invite_code=game.invite_code)
+    for _ in range(bots):
+        services.game_add_bot(game=game, host=people[0], level="easy")
     services.game_start(game=game, user=people[0], seed=seed, timers=timers)
     game.refresh_from_db()
     return game

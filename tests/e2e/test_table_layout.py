@@ -26,10 +26,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.live]
 def test_crisp_seats_never_overlap(
     chromium: Any, site: str, artifacts: Path, seats: int, viewport: str
 ) -> None:
-    people = kit.players(seats)
-    game = kit.started("crisp", people, timers=kit.QUICK_CRISP)
+    # From 4 seats one is a computer player: its level badge must not cover anything.
+    bots = 1 if seats >= 4 else 0
+    people = kit.players(seats - bots)
+    game = kit.started(
+        "crisp",
+        people,
+        settings={"draw_seconds": 60},
+        timers={**kit.QUICK_CRISP, "memorise_ms": 600_000},
+        bots=bots,
+    )
     page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
     page.wait_for_function(f"() => document.querySelectorAll('.felt .seat').length === {seats}")
+    page.wait_for_selector("#table-clock")
     kit.shot(page, artifacts, f"crisp-{seats}-{viewport}")
     felt = kit.boxes(page, "#felt")[0]
     seat_boxes = kit.boxes(page, ".felt .seat")
@@ -41,6 +50,14 @@ def test_crisp_seats_never_overlap(
     assert kit.fully_visible(page, ".felt .seat .pcard") == []
     assert kit.fully_visible(page, ".felt .seat .dealer-chip") == []
     # Nothing of a seat hides under another seat's badge or the clock.
+    # A seat's badges (a computer's level) stay on the felt, off the status bar and its clock.
+    bar = kit.boxes(page, "#status-bar")[0]
+    clock = kit.boxes(page, "#table-clock")[0]
+    for badge in kit.boxes(page, ".felt .seat .seat-badges"):
+        assert kit.inside(badge, felt), f"a seat's badges {badge} stick out of the felt {felt}"
+        assert not kit.overlap(badge, bar) and not kit.overlap(badge, clock), (badge, bar)
+    if bots:
+        assert page.locator(".felt .seat .seat-bot:not([hidden])").count() == bots
     chips = kit.boxes(page, ".felt .seat .dealer-chip")
     for c in chips:
         owners = [s for s in seat_boxes if kit.overlap(c, s)]
