@@ -58,6 +58,10 @@ def test_crisp_seats_never_overlap(
         assert not kit.overlap(badge, bar) and not kit.overlap(badge, clock), (badge, bar)
     if bots:
         assert page.locator(".felt .seat .seat-bot:not([hidden])").count() == bots
+    # "Memorise!" and its countdown never cover the player's name.
+    timer = kit.boxes(page, ".my-seat .peek-timer")
+    name = kit.boxes(page, ".my-seat .seat-name")
+    assert timer and not kit.overlap(timer[0], name[0]), (timer, name)
     chips = kit.boxes(page, ".felt .seat .dealer-chip")
     for c in chips:
         owners = [s for s in seat_boxes if kit.overlap(c, s)]
