@@ -364,7 +364,7 @@ def _play(
     # Scores, and the log that survives a reload.
     pages[0].click("[data-key=reveal-close]")
     totals = pages[0].eval_on_selector_all(
-        ".scores .total", "els => els.map(e => Number(e.textContent))"
+        ".scores tbody .total", "els => els.map(e => Number(e.textContent))"
     )
     assert totals == hands[1]["scores"]
     pages[0].reload()

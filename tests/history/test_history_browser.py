@@ -86,7 +86,13 @@ def test_step_through_a_replay(chromium, live_server, finished_game, users, staf
     page.goto(f"{live_server.url}/games/{g.pk}/replay/")
     page.wait_for_selector("#replay-board .replay-table .replay-text-log")
     n, total = position(page)
-    assert total == g.version and n == total  # opens on the last move
+    lobby = lobby_frames(api_frames(users[0], g, "seat", 0)["frames"])
+    assert lobby > 0  # people joined before the first deal
+    # It opens at the first deal; the lobby's moments are no steps of their own.
+    assert total == g.version - lobby and n == 1
+    assert page.locator("#replay-board .replay-main").is_visible()
+    now = " ".join(page.locator(".replay-text-log li.now").all_inner_texts())
+    assert "Round 1" in now and "Nothing happened" not in now, now
     assert page.locator("#replay-view").input_value() == "seat:0"  # a player: their own seat
     note = page.locator(".replay-pov-note:visible")
     assert note.count() == 0  # "you" is the reader
@@ -103,12 +109,14 @@ def test_step_through_a_replay(chromium, live_server, finished_game, users, staf
     admin.screenshot(path=str(ARTIFACTS / f"{device}-other-seat.png"))
     admin.close()
     page.wait_for_selector("#replay-board .replay-table .replay-text-log")
+    poll(lambda: position(page)[0] == 1)
+    page.click("#replay-last")
     poll(lambda: position(page)[0] == total)
     page.click("#replay-first")
     assert position(page)[0] == 1
     page.click("#replay-next")
     page.click("#replay-next")
-    assert position(page)[0] == 3 and "at=3" in page.url
+    assert position(page)[0] == 3 and f"at={lobby + 3}" in page.url
     page.click("#replay-prev")
     assert position(page)[0] == 2
     page.locator("#replay-slider").fill("12")
@@ -133,7 +141,7 @@ def test_step_through_a_replay(chromium, live_server, finished_game, users, staf
     log = page.locator(".replay-text-log li").all_inner_texts()
     assert any("Game over" in line for line in log)
     # A shared link opens at its moment.
-    page.goto(f"{live_server.url}/games/{g.pk}/replay/?view=spectator&at=7")
+    page.goto(f"{live_server.url}/games/{g.pk}/replay/?view=spectator&at={lobby + 7}")
     page.wait_for_selector("#replay-board .replay-table .replay-text-log")
     assert position(page)[0] == 7 and page.locator("#replay-view").input_value() == "spectator"
     # The profile and the leaderboard, for a person to look at.
@@ -174,6 +182,12 @@ def api_frames(user: Any, game: Any, view: str, seat: int | None = None) -> dict
     body = c.get(f"/api/v1/games/{game.pk}/replay/?{query}&limit=1000").json()
     assert len(body["frames"]) == game.version, "one page of frames is the whole game here"
     return body
+
+
+def lobby_frames(frames: list[dict[str, Any]]) -> int:
+    """How many frames come before the first deal (people joining: no table). The page folds
+    them into the first deal's frame, so its move n is the API's frame ``lobby + n - 1``."""
+    return next(i for i, f in enumerate(frames) if f["state"] is not None)
 
 
 def mid_game(kind: str, frames: list[dict[str, Any]]) -> int:
@@ -265,7 +279,8 @@ def check_triple_crown(page: Any, st: dict[str, Any], you: int | None) -> None:
             assert page.locator(sel + " .tc-backs").count() == 0
         else:
             assert faces(page, sel) == 0
-            assert page.locator(sel + " .tc-count").inner_text() == str(st["hand_sizes"][s])
+            count = page.locator(sel + " .tc-count").inner_text()  # "8 cards"
+            assert count.split()[0] == str(st["hand_sizes"][s])
     trick = page.locator("#replay-board #tc-trick .pcard").count()
     assert trick == len(st["trick"]) or (not st["trick"] and trick <= st["seats"])
     roles = st.get("roles")
@@ -307,36 +322,34 @@ def test_each_kind_replays_on_its_own_table(
     full_view = api_frames(me, g, "full")
     frames = seat_view["frames"]
     i = mid_game(kind, frames)
+    lobby = lobby_frames(frames)  # the page's move n is frames[lobby + n - 1]
     page = open_as(chromium, live_server, me, device)
     # A link to a moment opens that moment, from the seat's view.
     page.goto(f"{live_server.url}/games/{g.pk}/replay/?view=seat&seat=0&at={frames[i]['version']}")
     page.wait_for_selector("#replay-board .replay-table")
-    drawn(page, kind, frames[i], 0, i)
+    drawn(page, kind, frames[i], 0, i - lobby)
     page.screenshot(path=str(ARTIFACTS / f"{kind}-{device}-seat.png"), full_page=True)
     page.screenshot(path=str(ARTIFACTS / f"{kind}-{device}-seat-screen.png"))  # what one sees
     page.click("#replay-next")
-    drawn(page, kind, frames[i + 1], 0, i + 1)
+    drawn(page, kind, frames[i + 1], 0, i + 1 - lobby)
     page.click("#replay-prev")
     page.click("#replay-prev")
-    drawn(page, kind, frames[i - 1], 0, i - 1)
-    j = max(1, i // 2)
-    page.locator("#replay-slider").fill(str(j + 1))
-    if frames[j]["state"]:
-        drawn(page, kind, frames[j], 0, j)
-    # The first move (the lobby's, with no table yet): still the kind's page, no fallback.
+    drawn(page, kind, frames[i - 1], 0, i - 1 - lobby)
+    j = max(lobby + 1, (i + lobby) // 2)
+    page.locator("#replay-slider").fill(str(j - lobby + 1))
+    drawn(page, kind, frames[j], 0, j - lobby)
+    # The first move is the first deal (the lobby's moments fold into it): its table drawn.
     page.click("#replay-first")
     poll(lambda: position(page)[0] == 1)
-    assert page.locator("#replay-board .replay-table").count() == 1
-    assert page.locator("#replay-board .replay-text-status").count() == 0
-    if frames[0]["state"] is None:
-        assert not page.locator("#replay-board .replay-main").is_visible()
-    page.locator("#replay-slider").fill(str(i + 1))
-    drawn(page, kind, frames[i], 0, i)
+    assert page.locator("#replay-board .replay-main").is_visible()
+    CHECKS[kind](page, frames[lobby]["state"], 0)
+    page.locator("#replay-slider").fill(str(i - lobby + 1))
+    drawn(page, kind, frames[i], 0, i - lobby)
     # The full view of the same moment: every hand the finished game may show, face up.
     page.select_option("#replay-view", "full")
     poll(lambda: "view=full" in page.evaluate("() => document.location.search"))
     full = full_view["frames"]
-    drawn(page, kind, full[i], None, i)
+    drawn(page, kind, full[i], None, i - lobby)
     assert full_view["view"] == "full"  # every kind has a full_view hook
     hands = full[i]["state"]["hands"]
     assert any(h is not None for h in hands)
@@ -346,10 +359,10 @@ def test_each_kind_replays_on_its_own_table(
     page.locator("#replay-board").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"{kind}-{device}-full-screen.png"))
     page.click("#replay-next")
-    drawn(page, kind, full[i + 1], None, i + 1)
+    drawn(page, kind, full[i + 1], None, i + 1 - lobby)
     # The end: the results drawn by the table (the live table's reveal / show panel).
     page.click("#replay-last")
-    poll(lambda: position(page)[0] == len(full))
+    poll(lambda: position(page)[0] == len(full) - lobby)
     assert page.locator("#replay-board .replay-table").count() == 1
     assert page.locator("#replay-board .replay-text-status").count() == 0
     page.screenshot(path=str(ARTIFACTS / f"{kind}-{device}-end.png"), full_page=True)
@@ -396,7 +409,10 @@ def test_a_cribbage_or_triple_crown_replay_and_profile(
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{live_server.url}/games/{g.pk}/replay/?view=full")
     page.wait_for_selector("#replay-board .replay-text-log")
-    assert position(page) == (g.version, g.version)
+    n, total = position(page)
+    assert n == 1  # the first deal
+    page.click("#replay-last")
+    poll(lambda: position(page) == (total, total))
     log = page.locator(".replay-text-log li").all_inner_texts()
     assert any("Game over" in line for line in log)
     words = "the show" if kind == "cribbage" else "takes it"  # the table's own log words

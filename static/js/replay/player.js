@@ -1,6 +1,8 @@
 /* The replay player: fetches a finished game's frames from the API and steps through them.
  *
- * Controls: first / previous / next / last, a slider, play at a chosen speed (the game's own
+ * It opens at the first deal (the lobby's frames, people joining, are folded into it), or at the
+ * moment a link names. Controls: the move list (every move's lines, each a button), first /
+ * previous / next / last, a slider, play at a chosen speed (the game's own
  * pace between moves, sped up, each pause between 0.1 s and 3 s), the view (full, a seat's, a
  * spectator's) and a shareable link (?at=<version>&view=...). Keyboard: ← → Home End, space.
  * Each frame goes to the renderer registered for the game's kind,
@@ -61,6 +63,7 @@
     var ctx = {
       kind: boot.kind, view: viewParams().view, seat: viewParams().seat === undefined ? null : Number(viewParams().seat),
       seats: boot.seats, frames: frames, index: index, i18n: t,
+      go: function (i) { stop(); show(i); },  // the move list's buttons
     };
     try {
       renderer().render(board, frame, ctx);
@@ -112,16 +115,35 @@
       });
   }
 
+  /** The frames to step through: the lobby's (people joining, before the first deal) have no
+   *  table to show, so they are folded into the first deal's frame, their lines first. A game
+   *  abandoned in its lobby keeps them all. */
+  function fromFirstDeal(all) {
+    var first = all.findIndex(function (f) { return !!f.state; });
+    if (first <= 0) return all;
+    var lobby = all.slice(0, first);
+    var deal = Object.assign({}, all[first]);
+    // Each list as a frame has it; a frame without a "_later" list tells its moves the same way.
+    function list(f, key) { return f[key] || f[key.replace("_later", "")] || []; }
+    ["events", "events_later", "lines", "lines_later"].forEach(function (key) {
+      var before = [];
+      lobby.forEach(function (f) { before = before.concat(list(f, key)); });
+      deal[key] = before.concat(list(all[first], key));
+    });
+    return [deal].concat(all.slice(first + 1));
+  }
+
   function load(atVersion) {
     stop();
     var token = ++loadToken;
     board.textContent = t.loading;
     fetchAll(viewParams(), 1, [], token).then(function (all) {
       if (all === null) return;
-      frames = all;
+      frames = fromFirstDeal(all);
       slider.max = String(frames.length);
-      var at = frames.findIndex(function (f) { return f.version === atVersion; });
-      show(at >= 0 ? at : (atVersion === undefined ? frames.length - 1 : 0));
+      // A link's moment (a lobby moment is the first deal's); else the first deal.
+      var at = frames.findIndex(function (f) { return f.version >= atVersion; });
+      show(atVersion !== undefined && at >= 0 ? at : 0);
     }).catch(function (err) {
       board.textContent = "";
       var p = document.createElement("p");

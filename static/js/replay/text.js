@@ -54,34 +54,38 @@
     return (now ? f.lines : (f.lines_later || f.lines)) || [];
   }
 
-  /** The story so far as an <ol class="replay-text-log">: every earlier frame's lines as the
-   *  viewer's log showed them afterwards (`lines_later`), the current frame's (`lines`)
-   *  highlighted. Visual renderers put the same list beside their table; `linesOf(i, now)`
-   *  (optional) gives a frame's lines in the table's own words instead of the server's. */
+  /** The game's moves as an <ol class="replay-text-log">: every frame's lines, each a button
+   *  that goes to its move (`ctx.go(i)`, given by player.js) — the earlier moves as the viewer's
+   *  log showed them afterwards (`lines_later`: a look is shown once), the current move's
+   *  (`lines`) highlighted, the moves still to come after them, greyed. Visual renderers put the
+   *  same list beside their table; `linesOf(i, now)` (optional) gives a frame's lines in the
+   *  table's own words instead of the server's. */
   function eventLog(ctx, linesOf) {
     linesOf = linesOf || function (i, now) { return serverLines(ctx, i, now); };
     var t = ctx.i18n;
     var log = el("ol", "replay-text-log");
-    // Every line so far, the current move's highlighted: a story, not a single sentence.
     var shown = 0;
-    for (var i = 0; i <= ctx.index; i++) {
-      // Earlier moves as the viewer's log showed them afterwards (a look is shown once).
+    for (var i = 0; i < ctx.frames.length; i++) {
       var lines = linesOf(i, i === ctx.index);
+      if (i === ctx.index && !lines.length) lines = [t.nothing];
       for (var j = 0; j < lines.length; j++) {
-        var li = el("li", i === ctx.index ? "now" : null, lines[j]);
+        var li = el("li", i === ctx.index ? "now" : (i > ctx.index ? "later" : null));
         li.value = ++shown;
+        var go = el("button", "replay-move", lines[j]);
+        go.type = "button";
+        go.dataset.frame = String(i);
+        if (i === ctx.index) go.setAttribute("aria-current", "step");
+        if (ctx.go) go.addEventListener("click", ctx.go.bind(null, i));
+        li.appendChild(go);
         log.appendChild(li);
       }
-    }
-    if (!linesOf(ctx.index, true).length) {
-      log.appendChild(el("li", "now empty", t.nothing));
     }
     return log;
   }
 
   /** Scroll `log` (once it is in the page) so the current move's lines are in its middle. */
   function centre(log) {
-    var last = log.querySelector("li.now");
+    var last = log.querySelector("li.now:last-of-type") || log.querySelector("li.now");
     if (last && last.scrollIntoView) {
       log.scrollTop = last.offsetTop - log.offsetTop - log.clientHeight / 2;
     }

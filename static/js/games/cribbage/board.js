@@ -5,7 +5,9 @@
  *   seat 1 inside it), 1-60 left to right, and back along the matching bottom row, 61-120
  *   right to left, into the game hole (121) at the left end;
  * - folded (phones, where a 60-hole row would make the holes specks): each player has a band
- *   of four rows of 30 that snakes left-right-left-right, seat 0's band above seat 1's.
+ *   of four rows of 30 that snakes left-right-left-right, seat 0's band above seat 1's; each
+ *   row's last hole is numbered at the row's end (30 and 90 at the right, 60 and 120 at the
+ *   left).
  * The front peg stands on the score, the back peg where the front one stood before its last
  * move (the engine's `pegs: [{front, back}]`): leap-frogging them is how a real board shows the
  * last score. Pegs move by a CSS transform (transition in static/css/cribbage.css), so a move
@@ -43,7 +45,7 @@ const LONG = {
 const FOLDED = {
   name: "folded",
   cols: 30,
-  w: colX(29) + 14,
+  w: colX(29) + 26,  // room at the right for the rows' numbers
   h: 112,
   gameHole: { x: 20, y: 56 },
   rows: [[12, 24, 36, 48], [64, 76, 88, 100]],
@@ -87,6 +89,18 @@ function draw(svg, layout) {
     node("circle", { cx: 27, cy: layout.rows[s][0], r: 2 }, holes);
   }
   node("circle", { cx: layout.gameHole.x, cy: layout.gameHole.y, r: 4, class: "game-hole" }, svg);
+  if (!layout.labels) {
+    // The folded board: each row's last hole numbered where the row ends.
+    const labels = node("g", { class: "board-labels folded" }, svg);
+    for (let s = 0; s < 2; s++) {
+      layout.rows[s].forEach(function (y, i) {
+        const right = i % 2 === 0;
+        const t = node("text", { x: right ? colX(layout.cols - 1) + 7 : X0 - 7, y: y + 2.4,
+          "text-anchor": right ? "start" : "end" }, labels);
+        t.textContent = String((i + 1) * layout.cols);
+      });
+    }
+  }
   if (layout.labels) {
     const labels = node("g", { class: "board-labels" }, svg);
     for (let k = 1; k <= 6; k++) {

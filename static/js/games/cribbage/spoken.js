@@ -68,15 +68,21 @@ export function showItems(breakdown) {
     b.flush ? [b.flush] : [], b.nobs ? [b.nobs] : []);
 }
 
-/** The whole count of a hand or the crib, as said aloud ("fifteen two, … and a pair is six"). */
-export function spokenShow(breakdown) {
-  const items = showItems(breakdown);
-  if (!items.length) return gettext("nineteen — nothing");
+/** A show's items one by one as said aloud, each with the running total it brings the count to
+ *  ("fifteen two", "fifteen four", "a pair is six"); none for a hand that scores nothing. */
+export function showPhrases(breakdown) {
   let running = 0;
-  return joinPhrases(items.map(function (it) {
+  return showItems(breakdown).map(function (it) {
     running += it.points;
     return showItem(it, running);
-  }));
+  });
+}
+
+/** The whole count of a hand or the crib, as said aloud ("fifteen two, … and a pair is six"). */
+export function spokenShow(breakdown) {
+  const phrases = showPhrases(breakdown);
+  if (!phrases.length) return gettext("nineteen — nothing");
+  return joinPhrases(phrases);
 }
 
 /** What one pegging item scored ("fifteen for 2", "a run of 4 for 4"). */
@@ -95,5 +101,15 @@ function pegItem(item) {
 
 /** Everything a card scored in the play, in words, or "" when it scored nothing. */
 export function spokenPeg(items) {
-  return joinPhrases((items || []).map(pegItem));
+  return joinPhrases(pegPhrases(items));
 }
+
+/** What a card scored in the play, one phrase per item ("fifteen for 2", "a pair for 2"). */
+export function pegPhrases(items) {
+  return (items || []).map(pegItem);
+}
+
+/** The points that are not a card's own items: the go (the last card played when nobody can go
+ *  on: the engine's `last_card`) and his heels (a Jack turned as the starter). */
+export function goFor(n) { return fmt(gettext("go for %(n)s"), { n: n }); }
+export function hisHeelsFor(n) { return fmt(gettext("his heels for %(n)s"), { n: n }); }

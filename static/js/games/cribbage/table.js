@@ -24,7 +24,7 @@ import { toast } from "../../table/toast.js";
 import { mountTableTools } from "../../table/tools.js";
 import { buildBoard } from "./board.js";
 import { describer } from "./describe.js";
-import { renderAll } from "./view.js";
+import { announce, renderAll } from "./view.js";
 
 const ERROR_WORDS = {
   not_your_turn: gettext("It is not your turn."),
@@ -214,6 +214,7 @@ class CribbageTable {
       }
     });
     this.log.add(fresh, false);
+    if (live) announce(this, fresh);
   }
 
   setPayload(payload, events, live) {

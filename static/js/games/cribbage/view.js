@@ -18,7 +18,7 @@ import { fmt, gettext, ngettext } from "../../table/i18n.js";
 import { paintPresence } from "../../table/presence.js";
 import { botBadge } from "../../table/sitin.js";
 import { paintBoard } from "./board.js";
-import { showItems, spokenShow } from "./spoken.js";
+import { goFor, hisHeelsFor, pegPhrases, showItems, showPhrases, spokenShow } from "./spoken.js";
 
 /** The element `id` of this table: inside `t.root` (a replay's board), else in the page. */
 function part(t, id) {
@@ -289,7 +289,7 @@ function renderScores(t, st) {
     th.title = gettext("This hand so far");
     hr.appendChild(th);
   }
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");
@@ -297,7 +297,7 @@ function renderScores(t, st) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
     const nameCell = el("td", "");
     nameCell.appendChild(el("span", "peg-swatch peg-" + s));
-    nameCell.appendChild(document.createTextNode(t.names[s] + (s === t.you ? " ★" : "")));
+    nameCell.appendChild(document.createTextNode(s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
     tr.appendChild(nameCell);
     st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
     if (st.status === "playing") tr.appendChild(el("td", "num", String(st.hand_points[s])));
@@ -445,4 +445,56 @@ export function renderAll(t, st, baseTitle) {
   renderLastHand(t, st);
   renderOverlay(t, st);
   if (!t.replay) paintPresence();
+}
+
+/* --- Callouts: why points were scored, said on the table as it happens --------------------
+ * The log and the peg board's "+2" say that points were scored; a callout over the felt says
+ * why, as players at a real table say it: "fifteen for 2", "thirty-one for 2", "go for 1",
+ * "his heels for 2", and a show counted item by item ("fifteen two", "fifteen four", "a pair is
+ * six"). One at a time, in order, each long enough to read; a long queue is read faster. */
+
+/** The callouts of one event: [{seat, text, kind}] (none for an event that scores nothing). */
+export function calloutsOf(ev) {
+  const d = ev.data || {};
+  switch (ev.type) {
+    case "play":
+      return d.points ? pegPhrases(d.items).map(function (text) { return { seat: d.seat, text: text, kind: "play" }; }) : [];
+    case "last_card": return [{ seat: d.seat, text: goFor(d.points || 1), kind: "go" }];
+    case "his_heels": return [{ seat: d.seat, text: hisHeelsFor(d.points || 2), kind: "heels" }];
+    case "show":
+      return showPhrases(d.breakdown).map(function (text) { return { seat: d.seat, text: text, kind: "show" }; });
+    default: return [];
+  }
+}
+
+const SHOWN_MS = 1700;
+const QUICK_MS = 700;
+
+function nextCallout(t) {
+  const box = part(t, "callout");
+  const q = t.callouts;
+  if (!box || !q || !q.length) { if (box) box.hidden = true; t.calloutBusy = false; return; }
+  t.calloutBusy = true;
+  const c = q.shift();
+  box.textContent = "";
+  box.className = "crib-callout peg-" + c.seat + " callout-" + c.kind;
+  box.dataset.seat = String(c.seat);
+  box.appendChild(el("span", "callout-who", c.seat === t.you ? gettext("You") : (t.names[c.seat] || "")));
+  box.appendChild(el("span", "callout-what", c.text));
+  box.hidden = false;
+  box.dataset.count = String((Number(box.dataset.count) || 0) + 1);
+  // Restart the pop-in for each callout (the same element is reused).
+  box.classList.remove("pop");
+  void box.offsetWidth;
+  box.classList.add("pop");
+  setTimeout(function () { nextCallout(t); }, q.length > 2 ? QUICK_MS : SHOWN_MS);
+}
+
+/** Queue the callouts of `events` (live events only: a reload does not say them again). */
+export function announce(t, events) {
+  const fresh = [];
+  (events || []).forEach(function (ev) { fresh.push.apply(fresh, calloutsOf(ev)); });
+  if (!fresh.length) return;
+  t.callouts = (t.callouts || []).concat(fresh);
+  if (!t.calloutBusy) nextCallout(t);
 }

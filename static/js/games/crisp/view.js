@@ -22,14 +22,18 @@ function part(t, id) {
   return t.root ? t.root.querySelector("#" + id) : document.getElementById(id);
 }
 
-/** Opponents round an oval, clockwise from the viewer (who sits at the bottom, off the oval). */
+/** Opponents round an oval, clockwise from the viewer (who sits at the bottom, off the oval).
+ * `x` and `y` are percentages of the seats' box, 0 to 100: crisp.css moves a seat back by the
+ * same share of its own size, so a seat at 0 % touches the felt's left edge and one at 100 % its
+ * right edge, never beyond, whatever the seat's width. */
 function seatPositions(n, you) {
   const out = [];
   const base = you === null ? 0 : you;
   for (let i = 0; i < n; i++) {
     const k = (i - base + n) % n;
     const a = Math.PI / 2 + (2 * Math.PI * k) / n;
-    out[i] = { x: 50 + 43 * Math.cos(a), y: 48 + 40 * Math.sin(a), k: k };
+    const round = function (v) { return Math.round(v * 10) / 10; };
+    out[i] = { x: round(50 + 50 * Math.cos(a)), y: round(50 + 50 * Math.sin(a)), k: k };
   }
   return out;
 }
@@ -71,7 +75,7 @@ function renderSeat(t, st, s, pos) {
 
   const badges = el("div", "seat-badges");
   badges.appendChild(botBadge(s));
-  if (st.caller === s) badges.appendChild(chip("crisp-chip", gettext("CRISP"), gettext("called crisp")));
+  if (st.caller === s) badges.appendChild(chip("crisp-chip", gettext("CRISP"), mine ? gettext("You called crisp") : gettext("called crisp")));
   // A King's extra draws still to play, the one under way included (the engine's
   // extra_draws_left counts those after it).
   const kingDraws = active ? st.turn.extra_draws_left + (st.turn.draw_no > 1 ? 1 : 0) : 0;
@@ -316,8 +320,10 @@ export function renderStatus(t, st, baseTitle) {
     bar.appendChild(c);
   }
   if (st.caller !== null && !st.reveal && st.status === "playing") {
-    bar.appendChild(el("span", "called", fmt(gettext("%(name)s called crisp — final turns: %(n)s left"),
-      { name: t.nameOf(st.caller), n: st.final_turns_left })));
+    // "You" is its own message, never a name put into a third-person frame ("Вы объявил(а)").
+    bar.appendChild(el("span", "called", st.caller === t.you
+      ? fmt(gettext("You called crisp — final turns: %(n)s left"), { n: st.final_turns_left })
+      : fmt(gettext("%(name)s called crisp — final turns: %(n)s left"), { name: t.names[st.caller], n: st.final_turns_left })));
   }
 }
 
@@ -333,13 +339,14 @@ export function renderScores(t, st) {
     th.title = fmt(gettext("Round %(n)s"), { n: i + 1 });
     hr.appendChild(th);
   });
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");
   for (let s = 0; s < st.seats; s++) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    tr.appendChild(el("td", "", t.names[s] + (s === t.you ? " ★" : "")));
+    // "(you)", not an unexplained star.
+    tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
     st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
     tr.appendChild(el("td", "num total", String(st.scores[s])));
     tb.appendChild(tr);
@@ -386,7 +393,7 @@ export function renderReveal(t, st) {
   const hr = el("tr");
   (rv ? [gettext("Player"), gettext("Cards"), gettext("Sum"), gettext("Round"), gettext("Total")]
     : [gettext("Player"), "", "", "", gettext("Total")]).forEach(function (h, i) {
-    hr.appendChild(el("th", i >= 2 ? "num" : "", h));
+    hr.appendChild(el("th", i === 4 ? "num total" : i >= 2 ? "num" : "", h));
   });
   const thead = el("thead"); thead.appendChild(hr); table.appendChild(thead);
   const tb = el("tbody");

@@ -124,8 +124,14 @@ function dealerChip() {
   return d;
 }
 
+/** A seat's numbers say what they are: "2 tricks", "13 pts", "13 cards" (issue 22: three bare
+ *  numbers side by side meant nothing to a new player). */
 function tricksChip(n) {
-  return chip("tc-taken", "✦ " + n, tricksText(n));
+  return chip("tc-taken", tricksText(n), tricksText(n));
+}
+
+function scoreChip(n) {
+  return chip("tc-score", fmt(gettext("%(n)s pts"), { n: n }), fmt(gettext("Score: %(n)s"), { n: n }));
 }
 
 /** How many cards a seat holds, as a few card backs and the number (never which cards). */
@@ -134,7 +140,7 @@ function backsOf(n) {
   backs.setAttribute("role", "img");
   backs.setAttribute("aria-label", fmt(ngettext("%(n)s card in hand", "%(n)s cards in hand", n), { n: n }));
   for (let i = 0; i < Math.min(n, 5); i++) backs.appendChild(el("span", "tc-back"));
-  backs.appendChild(el("span", "tc-count", String(n)));
+  backs.appendChild(el("span", "tc-count", fmt(ngettext("%(n)s card", "%(n)s cards", n), { n: n })));
   return backs;
 }
 
@@ -159,7 +165,7 @@ function renderOpponent(t, st, s) {
   const known = handOf(st, s);
   if (!known) row.appendChild(backsOf(st.hand_sizes[s]));
   row.appendChild(tricksChip(st.taken[s]));
-  row.appendChild(chip("tc-score", String(st.scores[s]), gettext("Score")));
+  row.appendChild(scoreChip(st.scores[s]));
   box.appendChild(row);
   box.appendChild(botBadge(s));
   if (known) {
@@ -205,7 +211,7 @@ export function renderMe(t, st) {
   head.appendChild(botBadge(me));
   if (st.dealer === me) head.appendChild(dealerChip());
   head.appendChild(tricksChip(st.taken[me]));
-  head.appendChild(chip("tc-score", String(st.scores[me]), gettext("Score")));
+  head.appendChild(scoreChip(st.scores[me]));
   if (t.you === null) {
     if (st.double_stakes === me && st.phase !== "over") head.appendChild(chip("tc-ds", gettext("Double Stakes")));
     if (!handOf(st, me)) head.appendChild(backsOf(st.hand_sizes[me]));
@@ -471,13 +477,13 @@ export function renderScores(t, st) {
     hr.appendChild(th);
   });
   hr.appendChild(el("th", "num", gettext("Tricks")));
-  hr.appendChild(el("th", "num", gettext("Total")));
+  hr.appendChild(el("th", "num total", gettext("Total")));
   thead.appendChild(hr);
   table.appendChild(thead);
   const tb = el("tbody");
   for (let s = 0; s < st.seats; s++) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    tr.appendChild(el("td", "", (t.names[s] || "") + (s === t.you ? " ★" : "")));
+    tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] || "" }) : (t.names[s] || "")));
     shown.forEach((h) => tr.appendChild(el("td", "num", h[s] ? "+" + h[s] : "0")));
     tr.appendChild(el("td", "num", st.phase === "over" ? "" : String(st.taken[s])));
     tr.appendChild(el("td", "num total", String(st.scores[s])));

@@ -1,0 +1,387 @@
+"""The table's layout on a phone (360x740) and a desktop (1366x800), measured (issue 22).
+
+Games are driven through the service layer to the state a test wants; the browser draws it and
+the test measures element boxes: seats never overlap each other and stay on the felt, running
+totals are never cut off, labels are there. Screenshots go to test-artifacts/e2e/layout-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games import services
+from games.models import Event
+from tests.e2e import layout_kit as kit
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+@pytest.mark.parametrize("seats", [2, 4, 8])
+def test_crisp_seats_never_overlap(
+    chromium: Any, site: str, artifacts: Path, seats: int, viewport: str
+) -> None:
+    # From 4 seats one is a computer player: its level badge must not cover anything.
+    bots = 1 if seats >= 4 else 0
+    people = kit.players(seats - bots)
+    game = kit.started(
+        "crisp",
+        people,
+        settings={"draw_seconds": 60},
+        timers={**kit.QUICK_CRISP, "memorise_ms": 600_000},
+        bots=bots,
+    )
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_function(f"() => document.querySelectorAll('.felt .seat').length === {seats}")
+    page.wait_for_selector("#table-clock")
+    kit.shot(page, artifacts, f"crisp-{seats}-{viewport}")
+    felt = kit.boxes(page, "#felt")[0]
+    seat_boxes = kit.boxes(page, ".felt .seat")
+    for i, a in enumerate(seat_boxes):
+        assert kit.inside(a, felt), f"seat {i} {a} sticks out of the felt {felt}"
+        for j, b in enumerate(seat_boxes[i + 1 :], i + 1):
+            assert not kit.overlap(a, b), f"seats {i} and {j} overlap: {a} {b}"
+    # Every card and chip of every seat is wholly visible, not clipped by the seat's row.
+    assert kit.fully_visible(page, ".felt .seat .pcard") == []
+    assert kit.fully_visible(page, ".felt .seat .dealer-chip") == []
+    # Nothing of a seat hides under another seat's badge or the clock.
+    # A seat's badges (a computer's level) stay on the felt, off the status bar and its clock.
+    bar = kit.boxes(page, "#status-bar")[0]
+    clock = kit.boxes(page, "#table-clock")[0]
+    for badge in kit.boxes(page, ".felt .seat .seat-badges"):
+        assert kit.inside(badge, felt), f"a seat's badges {badge} stick out of the felt {felt}"
+        assert not kit.overlap(badge, bar) and not kit.overlap(badge, clock), (badge, bar)
+    if bots:
+        assert page.locator(".felt .seat .seat-bot:not([hidden])").count() == bots
+    # "Memorise!" and its countdown never cover the player's name.
+    timer = kit.boxes(page, ".my-seat .peek-timer")
+    name = kit.boxes(page, ".my-seat .seat-name")
+    assert timer and not kit.overlap(timer[0], name[0]), (timer, name)
+    chips = kit.boxes(page, ".felt .seat .dealer-chip")
+    for c in chips:
+        owners = [s for s in seat_boxes if kit.overlap(c, s)]
+        assert len(owners) == 1, f"the dealer chip {c} touches {len(owners)} seats"
+    assert page.errors == []
+
+
+def totals_in_view(page: Any, where: str) -> None:
+    """Every Total cell of the score tables in ``where`` is wholly inside its table's box and
+    the window, left to right, without any sideways scrolling (the page may scroll down)."""
+    selector = f"{where} .scores .total"
+    page.wait_for_selector(selector)
+    assert page.locator(selector).count() > 0
+    assert kit.fully_visible(page, selector, across_only=True) == []
+    # The player's name too: the rows say whose total it is.
+    assert kit.fully_visible(page, f"{where} .scores tbody td:first-child", across_only=True) == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_triple_crown_totals_after_six_hands(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(4)
+    game = kit.started("triple_crown", people, timers={"target_score": 10_000})
+    kit.drive(game, lambda g: len(g.state["history"]) >= 6)
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector("#scoreboard .scores th:nth-child(7)")
+    if viewport == "phone":
+        page.locator("#scoreboard").scroll_into_view_if_needed()
+    kit.shot(page, artifacts, f"tc-scores-{viewport}")
+    totals_in_view(page, "#scoreboard")
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_crisp_results_and_game_over_totals(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(8)
+    game = kit.started("crisp", people, timers={**kit.QUICK_CRISP, "target_score": 30})
+    kit.drive(game, lambda g: len(g.state["history"]) >= 1)
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector("#reveal .reveal-table")
+    kit.shot(page, artifacts, f"crisp-results-{viewport}")
+    totals_in_view(page, "#reveal")
+
+    # Another game, played to its end (no pause between rounds).
+    game = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(game, lambda g: g.status == "finished")
+    page.goto(f"{site}/games/{game.pk}/")
+    page.wait_for_selector("#reveal-title:text('Game over')")
+    kit.shot(page, artifacts, f"crisp-over-{viewport}")
+    totals_in_view(page, "#reveal")
+
+    # The replay's scoreboard, at the last move: every round's column and the totals.
+    page.goto(f"{site}/games/{game.pk}/replay/")
+    page.click("#replay-last")
+    page.wait_for_selector("#replay-board .scores .total")
+    kit.shot(page, artifacts, f"crisp-replay-scores-{viewport}")
+    totals_in_view(page, "#replay-board")
+    assert page.errors == []
+
+
+#: What the table calls out for each scoring item (English), as static/js/games/cribbage/spoken.js.
+PEG_WORDS = {
+    "fifteen": "fifteen for {n}",
+    "thirty_one": "thirty-one for {n}",
+    "pair": "a pair for {n}",
+    "pair_royal": "a pair royal for {n}",
+    "double_pair_royal": "a double pair royal for {n}",
+    "run": "a run of {len} for {n}",
+}
+COUNT_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "twenty-one",
+    "twenty-two",
+    "twenty-three",
+    "twenty-four",
+    "twenty-five",
+    "twenty-six",
+    "twenty-seven",
+    "twenty-eight",
+    "twenty-nine",
+]
+
+
+def show_words(item: dict[str, Any], n: int) -> str:
+    w = COUNT_WORDS[n]
+    kind = item["kind"]
+    if kind == "run":
+        return f"a run of {['three', 'four', 'five'][len(item['cards']) - 3]} is {w}"
+    if kind == "flush":
+        return f"a flush of {'five' if item['points'] == 5 else 'four'} is {w}"
+    return {"fifteen": f"fifteen {w}", "pair": f"a pair is {w}", "nobs": f"one for his nob is {w}"}[
+        kind
+    ]
+
+
+def expected_callouts(game: Any, you: int, names: list[str]) -> list[list[str]]:
+    out = []
+    for ev in Event.objects.filter(game=game).order_by("seq"):
+        d = ev.data
+        who = "You" if d.get("seat") == you else names[d.get("seat", 0)]
+        if ev.type == "play" and d.get("points"):
+            for it in d["items"]:
+                out.append(
+                    [who, PEG_WORDS[it["kind"]].format(n=it["points"], len=len(it["cards"]))]
+                )
+        elif ev.type == "last_card":
+            out.append([who, f"go for {d['points']}"])
+        elif ev.type == "his_heels":
+            out.append([who, f"his heels for {d['points']}"])
+        elif ev.type == "show":
+            b = d["breakdown"]
+            items = b["fifteens"] + b["pairs"] + b["runs"]
+            items += ([b["flush"]] if b.get("flush") else []) + (
+                [b["nobs"]] if b.get("nobs") else []
+            )
+            running = 0
+            for it in items:
+                running += it["points"]
+                out.append([who, show_words(it, running)])
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cribbage_calls_out_why_points_were_scored_on_the_phone(
+    chromium: Any, site: str, artifacts: Path
+) -> None:
+    people = kit.players(2)
+    game = kit.started("cribbage", people, seed="callouts-3")
+    page = kit.open_page(chromium, site, people[0], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector("#conn[data-state=online]")
+    # The phone's peg board has its numbers: each row of 30 numbered at its end.
+    page.wait_for_selector("#board[data-layout=folded]")
+    numbers = page.eval_on_selector_all(
+        "#board .board-labels text", "ts => ts.map(t => t.textContent)"
+    )
+    assert sorted(set(numbers), key=int) == ["30", "60", "90", "120"]
+    assert kit.fully_visible(page, "#board .board-labels text") == []
+    page.evaluate(
+        """() => { window.callouts = []; const box = document.getElementById('callout');
+        new MutationObserver(() => {
+          if (!box.hidden && box.dataset.count !== window.lastCallout) {
+            window.lastCallout = box.dataset.count;
+            window.callouts.push([box.querySelector('.callout-who').textContent,
+                                  box.querySelector('.callout-what').textContent]);
+          }
+        }).observe(box, {attributes: true, childList: true, subtree: true}); }"""
+    )
+    kit.drive(game, lambda g: Event.objects.filter(game=g, type="hand_over").exists(), seed=3)
+    want = expected_callouts(game, 0, ["You", "Bartholomew"])
+    assert any(w[1].startswith("fifteen") for w in want), want  # the deal scores something
+    page.wait_for_function(f"() => window.callouts.length >= {len(want)}", timeout=90_000)
+    page.wait_for_selector("#callout:not([hidden])")
+    kit.shot(page, artifacts, "cribbage-callout-phone")
+    assert page.evaluate("() => window.callouts") == want
+    # Said over the table, wholly on screen.
+    assert kit.fully_visible(page, "#callout") == [] or page.locator("#callout[hidden]").count()
+    assert page.errors == []
+
+
+def clipped_text(page: Any, selector: str) -> list[str]:
+    """The elements matching ``selector`` whose text is wider or taller than their box."""
+    return page.eval_on_selector_all(
+        selector,
+        "es => es.filter(e => e.scrollWidth > e.clientWidth + 1"
+        " || e.scrollHeight > e.clientHeight + 1).map(e => e.outerHTML.slice(0, 120))",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path) -> None:
+    people = kit.players(2, language="ru")
+    game = kit.started("crisp", people, timers=kit.QUICK_CRISP)
+    kit.drive(game, lambda g: g.state["round"]["caller"] is not None)
+    caller = game.state["round"]["caller"]
+    page = kit.open_page(chromium, site, people[caller], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector("#status-bar .called")
+    kit.shot(page, artifacts, "words-ru-called")
+    called = page.text_content("#status-bar .called")
+    assert called.startswith("Вы объявили крисп"), called
+    assert "объявил(а)" not in page.text_content("#table-app")  # noqa: RUF001
+    # Every game by its Russian name, one name each, in the lobby's filter and menus.
+    page.goto(f"{site}/games/")
+    names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
+    assert "Криббедж" in names and "Тройная корона" in names, names
+    assert "Triple Crown" not in page.text_content("main")
+    assert "Cribbage" not in page.text_content("main")
+    # The replay's "Играть" button shows its whole word on a phone.
+    done = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(done, lambda g: g.status == "finished")
+    page.goto(f"{site}/games/{done.pk}/replay/")
+    page.wait_for_selector("#replay-play")
+    assert page.text_content("#replay-play").strip() == "Играть"
+    assert clipped_text(page, "#replay-play") == []
+    kit.shot(page, artifacts, "words-ru-replay")
+
+    japanese = kit.players(1, prefix="ja", language="ja")[0]
+    page = kit.open_page(chromium, site, japanese, "phone", "/games/")
+    names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
+    assert "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_replay_opens_at_the_first_deal_with_a_move_list(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    people = kit.players(4)
+    game = kit.started(
+        "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    )
+    kit.drive(game, lambda g: g.status == "finished")
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/replay/")
+    page.wait_for_selector("#replay-board .replay-text-log li.now")
+    # The first step is the first deal: the felt is drawn, the log says the round is dealt.
+    assert page.locator("#replay-board .replay-main").is_visible()
+    assert page.locator("#replay-board .felt .seat").count() == 4
+    now = " ".join(page.locator(".replay-text-log li.now").all_inner_texts())
+    assert "Round 1" in now and "Nothing" not in now, now
+    assert page.text_content("#replay-position").split()[1] == "1"
+    kit.shot(page, artifacts, f"replay-first-{viewport}")
+    # Every move is in the list, each one a button that goes there.
+    moves = page.locator(".replay-text-log button.replay-move")
+    assert moves.count() > 10
+    target = moves.nth(moves.count() - 3)
+    frame = int(target.get_attribute("data-frame"))
+    target.click()
+    page.wait_for_selector(f".replay-text-log li.now button[data-frame='{frame}']")
+    assert page.text_content("#replay-position").split()[1] == str(frame + 1)
+    # The table beside the list is the desktop's (the replay's felt never covers the side).
+    if viewport == "desktop":
+        main = kit.boxes(page, "#replay-board .replay-main")[0]
+        side = kit.boxes(page, "#replay-board .replay-side")[0]
+        assert not kit.overlap(main, side), (main, side)
+        assert kit.fully_visible(page, "#replay-board .felt .seat", across_only=True) == []
+    kit.shot(page, artifacts, f"replay-moves-{viewport}")
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_triple_crown_labels(chromium: Any, site: str, artifacts: Path, viewport: str) -> None:
+    people = kit.players(4)
+    game = kit.started("triple_crown", people)
+    hand = lambda g: g.state["round"]  # noqa: E731
+    kit.drive(game, lambda g: len(hand(g)["tricks"]) >= 5 and not hand(g)["trick"])
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector(".tc-seat .tc-score")
+    kit.shot(page, artifacts, f"tc-labels-{viewport}")
+    # Each of a seat's numbers says what it is.
+    for seat in page.locator(".tc-seat").all():
+        assert re.fullmatch(r"\d+ cards?", seat.locator(".tc-count").inner_text().strip())
+        assert re.fullmatch(r"\d+ tricks?", seat.locator(".tc-taken").inner_text().strip())
+        assert re.fullmatch(r"\d+ pts", seat.locator(".tc-score").inner_text().strip())
+    assert kit.fully_visible(page, ".tc-seat .tc-chip, .tc-seat .tc-count") == []
+    # The score table says which row is yours in words, not with an unexplained star.
+    rows = page.locator("#scoreboard tbody td:first-child").all_inner_texts()
+    assert "Alexandra (you)" in rows and not any("★" in r for r in rows)
+    # The last trick's note never covers the player's own name.
+    note = kit.boxes(page, ".tc-trick-note")[0]
+    mine = kit.boxes(page, ".tc-me-head .tc-seat-name")[0]
+    assert not kit.overlap(note, mine), (note, mine)
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_phone_table_head_and_rating_chips(chromium: Any, site: str, artifacts: Path) -> None:
+    people = kit.players(2, language="ja")
+    game = kit.started("crisp", people, timers=kit.QUICK_CRISP)
+    services.game_rename(
+        game=game, user=people[0], name="金曜の夜のとても長い名前のテーブル・友だちと"
+    )
+    page = kit.open_page(chromium, site, people[0], "phone", f"/games/{game.pk}/")
+    page.wait_for_selector(".felt .seat")
+    kit.shot(page, artifacts, "head-ja-phone")
+    # "チャット" on one line: the button is one line high.
+    chat = page.locator(".chat-jump")
+    box = chat.bounding_box()
+    assert box is not None and box["height"] < 45, box
+    assert clipped_text(page, ".chat-jump") == []
+    # A long name takes two lines rather than being cut after a few characters.
+    title = page.locator(".table-head h1")
+    lines = page.evaluate(
+        "() => { const h = document.querySelector('.table-head h1');"
+        " return Math.round(h.getBoundingClientRect().height"
+        " / parseFloat(getComputedStyle(h).lineHeight)); }"
+    )
+    assert lines == 2, lines
+    assert title.is_visible()
+    # A player with no rated game: a word on the chip, not a dash.
+    page.goto(f"{site}/games/")
+    chips = page.locator(".rating-chip.unrated").all_inner_texts()
+    assert chips and "\u2013" not in chips, chips
+    assert page.errors == []
