@@ -20,3 +20,19 @@ class ClientErrorFilter(logging.Filter):
         record.exc_info = None
         record.exc_text = None
         return True
+
+
+class ClientRequestFilter(logging.Filter):
+    """A 4xx that `django.request` logs with a traceback becomes one line without it.
+
+    Django answers a body it cannot parse (a multipart post without a boundary, a body cut off
+    mid-read) with a 400 and logs a WARNING carrying the parser's whole traceback. The fault
+    is the client's, so the line stays and the traceback goes; a 5xx keeps its traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:
+            record.exc_info = None
+            record.exc_text = None
+        return True

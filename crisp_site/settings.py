@@ -443,9 +443,15 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # A client's malformed request is not a server fault: Django logs these at ERROR with a
     # traceback; crisp_site/logs.py makes each one WARNING line (the 400 is unchanged).
-    "filters": {"client_error": {"()": "crisp_site.logs.ClientErrorFilter"}},
+    # A body Django cannot parse (multipart without a boundary) is a 400 that `django.request`
+    # logs with the parser's traceback: the line stays, the traceback goes.
+    "filters": {
+        "client_error": {"()": "crisp_site.logs.ClientErrorFilter"},
+        "client_request": {"()": "crisp_site.logs.ClientRequestFilter"},
+    },
     "loggers": {
         "daphne": {"level": "WARNING"},
+        "django.request": {"filters": ["client_request"]},
         **{
             f"django.security.{name}": {"filters": ["client_error"]}
             for name in ("RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")

@@ -74,6 +74,13 @@ def _could_not_connect(exc: DatabaseError) -> bool:
     return isinstance(exc, OperationalError) and connection.connection is None
 
 
+def _is_json(context: dict[str, Any]) -> bool:
+    """Whether the refused request declared a JSON body (or none: DRF's default is JSON)."""
+    request = context.get("request")
+    content_type = getattr(request, "content_type", "") or ""
+    return not content_type or "json" in content_type.lower()
+
+
 def too_large_response_data() -> dict[str, str]:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return {"code": "too_large", "detail": f"Request bodies are limited to {limit} bytes."}
@@ -124,5 +131,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, drf.APIException):
         code = exc.get_codes()
         code = code if isinstance(code, str) else exc.default_code
-        response.data = {"code": _RENAMED.get(code, code), "detail": _flatten(exc.detail)}
+        code = _RENAMED.get(code, code)
+        if code == "malformed_json" and not _is_json(context):
+            code = "malformed_body"  # a form or multipart body DRF could not parse
+        response.data = {"code": code, "detail": _flatten(exc.detail)}
     return response

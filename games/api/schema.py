@@ -35,7 +35,9 @@ _ALWAYS = {
 }
 #: Answers of an operation that takes a body.
 _WITH_BODY = {
-    "400": "Malformed or invalid input: `malformed_json`, `invalid`, a `bad_…` code.",
+    "400": (
+        "Malformed or invalid input: `malformed_json`, `malformed_body`, `invalid`, a `bad_…` code."
+    ),
     "413": "The body is over 2.5 MB: `too_large`.",
     "415": "A body type the API does not read: `unsupported_media_type`.",
 }

@@ -47,3 +47,35 @@ def test_too_many_form_fields_is_a_400_and_a_warning_line(caplog: Any) -> None:
     _no_errors(caplog)
     [record] = [r for r in caplog.records if r.name == "django.security.TooManyFieldsSent"]
     assert record.levelno == logging.WARNING and record.exc_info is None
+
+
+MALFORMED = b'--xx\r\nContent-Disposition: form-data; name="a"\r\n\r\nzz'
+
+
+def test_a_multipart_post_without_a_boundary_is_a_400_page_and_a_warning_line(caplog: Any) -> None:
+    """Django refuses it with its 400 page and logs the parser's traceback: the line stays
+    (without the traceback), the page has a body and a content type."""
+    client = Client(raise_request_exception=False)
+    with caplog.at_level(logging.INFO):
+        response = client.generic(
+            "POST", "/accounts/login/", MALFORMED, content_type="multipart/form-data"
+        )
+    assert response.status_code == 400
+    assert response.content and response["Content-Type"].startswith("text/html")
+    _no_errors(caplog)
+    assert any(r.name == "django.request" and r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_a_multipart_post_without_a_boundary_to_the_api_is_a_json_400(caplog: Any) -> None:
+    from tests.factories import UserFactory
+
+    client = Client(raise_request_exception=False)
+    client.force_login(UserFactory())
+    with caplog.at_level(logging.INFO):
+        response = client.generic(
+            "POST", "/api/v1/games/", MALFORMED, content_type="multipart/form-data"
+        )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "malformed_body" and body["detail"]
+    _no_errors(caplog)
