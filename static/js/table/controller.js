@@ -24,7 +24,8 @@
  *   event(ev, d, live)        one fresh event (d = ev.data); `live`: it happened just now
  *   beforeEvents(st, payload, live), afterEvents(st, payload, live)   around a payload's events
  *   prepare(st)               a payload arrived, possibly before the table is on the page
- *                             (Crisp takes its opening look here)
+ *                             (Crisp takes its opening look here); a promise it returns (or
+ *                             leaves in this.asked) holds the log's history until answered
  *   redrawKey(st)             what, besides the version, calls for a redraw on the tick
  *   afterDraw()               reset the marks of what just moved
  *   tickGame(now)             anything else a tick must do
@@ -128,13 +129,20 @@ export class TableController {
     this.handleEvents(events, live);
     if (!st) return;
     if (this.afterEvents) this.afterEvents(st, payload, live);
-    this.render();
-    if (this.prepare) this.prepare(st);
+    if (this.prepare) this.prepare(st);  // before drawing: a look's round trip starts at once
+    this.renderSoon();
   }
 
   onAck(frame) {
     this.handleEvents(frame.events || [], true);
-    this.render();
+    this.render();  // the player's own move (or look): drawn at once
+  }
+
+  /** Draw once the frames already waiting have been read: at a deal every seat's look comes
+   *  as its own update, and a busy phone drawing the table for each of them fell behind. */
+  renderSoon() {
+    if (this.renderTimer) return;
+    this.renderTimer = setTimeout(() => { this.renderTimer = null; this.render(); }, 0);
   }
 
   // --- drawing -----------------------------------------------------------------------------
@@ -144,6 +152,8 @@ export class TableController {
   }
 
   render() {
+    clearTimeout(this.renderTimer);
+    this.renderTimer = null;
     const st = this.state();
     if (!st || !this.mounted) return;
     const active = document.activeElement;
@@ -234,10 +244,13 @@ export class TableController {
     if (st && this.beforeEvents) this.beforeEvents(st, this.payload, true);
     this.handleEvents(early, true);
     if (st && this.afterEvents) this.afterEvents(st, this.payload, true);
+    const asked = st && this.prepare ? this.prepare(st) : null;
     this.render();
-    if (st && this.prepare) this.prepare(st);
-    // The log of the game so far, rebuilt from its stored events in their public form.
-    this.log.loadHistory(this.boot.game, Math.max(0, (this.boot.last_seq || 0) - 400), 2);
+    // The log of the game so far, rebuilt from its stored events in their public form -- once
+    // what the page asked by itself (Crisp's opening look) is answered: at the start of a
+    // game every seat's page mounts at once, and the looks come first.
+    const history = () => this.log.loadHistory(this.boot.game, Math.max(0, (this.boot.last_seq || 0) - 400), 2);
+    Promise.resolve(asked || this.asked).then(history, history);
   }
 
   start() {
@@ -272,19 +285,36 @@ export class TableController {
       onError: (f) => { if (!this.ignoredError || !this.ignoredError(f)) this.refused(f); },
       onPresence: (f) => setPresence(f ? f.seats : null),
       onClosed: (code) => {
-        if (code === 4404 && this.you !== null) removedNotice(gettext("You no longer have a seat at this game."));
+        // A seated player of a private game loses sight of it when removed from its lobby:
+        // the socket is closed 4404 instead of carrying the removal.
+        if (code === 4404 && this.lobby && this.lobby.seated) removedNotice(gettext("The host removed you from this game."));
+        else if (code === 4404 && this.you !== null) removedNotice(gettext("You no longer have a seat at this game."));
       },
       on: { chat: (f) => { if (this.tools) this.tools.onChat(f); } },
     });
     if (this.tools) this.tools.attach(this.conn);
   }
 
-  /** The game left its lobby: the lobby's page becomes the table's, in place. The state and
+  /** The game left its lobby: the lobby's page becomes the table's, in place -- from the
+   *  table the page carries, at once, or else from the page fetched again. The state and
    *  events that arrive meanwhile are kept (and a look taken) and drawn once it is there. */
   becomeTable(status) {
     const lobby = this.lobby;
     this.lobby = null;
     record("starting", { status: status });
+    const stale = lobby.stale;
+    if (status === "playing" && lobby.swapInTable()) {
+      this.mount();
+      if (!stale) return;
+      // The names as the server has them now (a seat may have changed just before the start).
+      lobby.refreshBoot().then((boot) => {
+        if (!boot) return;
+        this.setBoot(boot);
+        resetSeats();
+        this.render();
+      }, () => { /* the boot's names stay */ });
+      return;
+    }
     lobby.fetchPage().then((doc) => {
       if (status !== "playing" && status !== "finished") { location.reload(); return; }
       lobby.swapIn(doc);

@@ -41,6 +41,7 @@ export class LobbyPage {
     this.boot = boot;
     this.seated = boot.you !== null && boot.you !== undefined;
     this.fetching = null;   // the page fetch under way
+    this.stale = false;     // a seat changed and the page has not read the seats again yet
     this.again = false;     // something changed while it was under way
     mountCopyButtons();
     mountRulesDialog();
@@ -105,9 +106,15 @@ export class LobbyPage {
   /** Put the lobby part of a fresh page in place (the seats, the host's buttons), keeping the
    *  focus and what the viewer was choosing. */
   refresh() {
+    this.stale = true;  // the boot's seats may be behind until this fetch is in
     if (this.fetching) { this.again = true; return; }
     this.again = false;
     this.fetching = this.fetchPage().then((doc) => {
+      if (!this.again) this.stale = false;
+      const boot = doc.getElementById("table-boot");
+      if (boot && this.fetching && JSON.parse(boot.textContent).status === "lobby") {
+        document.getElementById("table-boot").textContent = boot.textContent;  // the seats now
+      }
       const fresh = doc.querySelector(LOBBY_PART);
       const old = document.querySelector(LOBBY_PART);
       if (fresh && old && fresh.innerHTML !== old.innerHTML && this.fetching) {
@@ -128,6 +135,54 @@ export class LobbyPage {
     }).catch(() => { /* offline: the next event or reconnection asks again */ }).then(() => {
       this.fetching = null;
       if (this.again) this.refresh();
+    });
+  }
+
+  /** The game started: the table this page carries (`<template id="table-markup">`, rendered
+   *  with the lobby) takes the lobby's place at once, with the header's "Chat" and "Leave".
+   *  The boot is this page's, now "playing" (`refreshBoot` brings the server's). False if the
+   *  page has no table to put in place. */
+  swapInTable() {
+    const markup = document.getElementById("table-markup");
+    const grid = document.querySelector(LOBBY_PART);
+    const bootNode = document.getElementById("table-boot");
+    if (!markup || !grid || !bootNode) return false;
+    this.fetching = null;
+    this.again = false;
+    grid.replaceWith(markup.content.cloneNode(true));
+    markup.remove();
+    const rules = document.getElementById("rules-button");
+    const chat = document.getElementById("chat-jump-markup");
+    if (chat && rules) rules.before(chat.content.cloneNode(true));
+    const quit = document.getElementById("quit-markup");
+    if (quit && rules) rules.after(quit.content.cloneNode(true));
+    const chip = document.querySelector(".status-chip[data-playing]");
+    if (chip) {
+      chip.textContent = chip.dataset.playing;
+      chip.className = "chip status-chip status-playing";
+    }
+    const page = document.querySelector(".table-page");
+    if (page) page.dataset.status = "playing";
+    const boot = JSON.parse(bootNode.textContent);
+    boot.status = "playing";
+    bootNode.textContent = JSON.stringify(boot);
+    return true;
+  }
+
+  /** The server's boot for the page as it is now (the seats' names as they were at the
+   *  start): resolves with it, after writing it into the page. The controller asks only when
+   *  a seat changed that the page has not read yet (`stale`): at a deal the server has looks
+   *  to answer, not pages to render. */
+  refreshBoot() {
+    return this.fetchPage().then((doc) => {
+      const fresh = doc.getElementById("table-boot");
+      if (!fresh) return null;
+      document.getElementById("table-boot").textContent = fresh.textContent;
+      if (doc.title) document.title = doc.title;
+      const h1 = doc.querySelector(".table-head h1");
+      const old = document.querySelector(".table-head h1");
+      if (h1 && old) old.innerHTML = h1.innerHTML;
+      return JSON.parse(fresh.textContent);
     });
   }
 

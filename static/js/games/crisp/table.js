@@ -94,7 +94,7 @@ class CrispTable extends TableController {
     if (this.you === null || !this.canLook(st) || this.lookSentRound === st.round || !this.conn) return;
     const round = st.round;
     this.lookSentRound = round;
-    this.conn.act({ type: "look" }, {
+    this.asked = this.conn.act({ type: "look" }, {
       versioned: false,
       retries: 6,
       still: () => { const s = this.state(); return !!s && s.round === round && this.canLook(s); },
@@ -102,6 +102,7 @@ class CrispTable extends TableController {
       // Lost connection: try again once connected (the snapshot calls prepare).
       if (f && f.code === "not_connected") this.lookSentRound = null;
     });
+    return this.asked;
   }
 
   /** The look is taken by the page itself: its refusals (already taken in another tab, or
