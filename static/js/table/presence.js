@@ -1,8 +1,6 @@
-/* Who is connected: the dots with `data-presence-seat` (lobby seats and table seats). At the
- * table a seat whose player has no socket open also says so in words beside its dot
- * ("offline"), so an opponent's running clock has its reason on screen. While this page is
- * itself offline nobody's presence is known, and nothing is said. */
-import { el } from "./dom.js";
+/* Who is connected: the dots with `data-presence-seat` (lobby seats and table seats); at the
+ * table the seat of a player known to be away also carries `data-away`. While this page is
+ * itself offline nobody's presence is known. */
 import { gettext } from "./i18n.js";
 
 let current = null;
@@ -20,13 +18,10 @@ export function paintPresence() {
     dot.classList.toggle("online", on);
     dot.title = on ? gettext("online") : gettext("offline");
     dot.setAttribute("aria-label", dot.title);
-    if (!dot.closest("#table-app")) return;
-    let word = dot.nextElementSibling;
-    if (!word || !word.classList.contains("presence-word")) {
-      word = el("span", "presence-word muted small", gettext("offline"));
-      dot.after(word);
-    }
-    word.hidden = current === null || on;
+    // At the table, the seat itself is marked while its player is known to be away
+    // (`data-away`, for the table's stylesheet); nothing is known while this page is offline.
+    const seat = dot.closest("#table-app [data-seat]");
+    if (seat) seat.toggleAttribute("data-away", current !== null && !on);
   });
 }
 
