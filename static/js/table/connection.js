@@ -58,6 +58,7 @@ class Connection {
     ws.onopen = () => {
       this.attempts = 0;
       this.banner.online();
+      if (this.opts.onLink) this.opts.onLink(true);
       this.ping();
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => this.ping(), 15000);
@@ -72,6 +73,7 @@ class Connection {
       clearInterval(this.pingTimer);
       this.ws = null;
       this.failPending();
+      if (this.opts.onLink) this.opts.onLink(false);
       if (this.opts.onPresence) this.opts.onPresence(null);  // unknown while disconnected
       if (CLOSE_FOR_GOOD[e.code]) {
         this.closedForGood = true;
@@ -244,6 +246,7 @@ class Connection {
  *   onAck(frame, action): our action's result, with its events in our private form;
  *   onError(frame, action): a refusal that will not be retried (the action may be null);
  *   onPresence(frame | null): who is connected (null: unknown, we are offline);
+ *   onLink(up): the socket opened (true) or was lost (false);
  *   onClosed(code): refused for good (4401 signed out, 4403, 4404 no such game / removed);
  *   on: {frameType: handler(frame)} for other frames (e.g. {chat: …}).
  * Returns the Connection: act(), call(), resync(), retryNow(), and `version`.

@@ -16,6 +16,7 @@
  * templates/games/table.html); this module only shows and hides it. */
 import { bootData, el } from "./dom.js";
 import { fmt, gettext } from "./i18n.js";
+import { record } from "./trace.js";
 
 let mine = null;
 /** seat -> {bot: level | null, sitting_in: bool, name} */
@@ -159,4 +160,50 @@ export function refreshSeats(gameId, tries) {
       paintBotBadges();
     })
     .catch(function () { /* the boot's and the events' seats stay */ });
+}
+
+/** Forget the seats read so far (the table's page replaced the lobby's: its boot is newer). */
+export function resetSeats() {
+  seats = null;
+  seatsVersion = -1;
+}
+
+const BACK_WORDS = {
+  already_left: gettext("You have left this game."),
+  game_over: gettext("The game is over."),
+  not_seated: gettext("You have no seat at this game."),
+};
+
+/** "I'm back" in place: the banner's form is sent without leaving the page (a reload would
+ * throw away what the table is showing -- an opening look during "memorise!"). Nobody sitting
+ * in any more is not an error: the player's own move (the opening look the table takes at
+ * once) already took the seat back. `onError(text)` says any other refusal. */
+export function mountImBack(gameId, onError) {
+  const form = document.getElementById("sitin-form");
+  if (!form || !window.fetch) return;
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    const token = form.querySelector("input[name=csrfmiddlewaretoken]");
+    const btn = form.querySelector("button");
+    if (btn) btn.disabled = true;
+    const done = function () { if (btn) btn.disabled = false; };
+    fetch("/api/v1/games/" + gameId + "/back/", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRFToken": token ? token.value : "" },
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (body) {
+        done();
+        if (r.ok || body.code === "not_sat_in") {
+          showBanner(true);
+          record("back", { code: r.ok ? "ok" : body.code });
+          return;
+        }
+        if (onError) onError(BACK_WORDS[body.code] || body.detail || gettext("Not connected — the action was not sent."));
+      });
+    }, function () {
+      done();
+      if (onError) onError(gettext("Not connected — the action was not sent."));
+    });
+  });
 }

@@ -4,52 +4,25 @@
  * The controller: it holds what the server sent (the redacted state, docs/ENGINE.md
  * "Cribbage's engine") plus what only this page knows for a moment (the two cards being chosen
  * for the crib, the count that just ended, the show being looked at), decides from the state
- * what the player may do, and asks view.js to draw it. The protocol is the shared client
- * (static/js/table/).
+ * what the player may do, and asks view.js to draw it. The page's lifecycle is the shared
+ * controller's (static/js/table/controller.js); this module supplies Cribbage's hooks.
  *
  * The server does everything but the two moves (C26): the cut, go, the counts, the show and
  * the next deal arrive as events. A hand's show is followed at once by the next deal (C28), so
  * the show is put over the table from its `hand_over` event and stays until the player closes
  * it; the side panel keeps the last show (state.last_hand), so a reload does not lose it.
  */
-import { connect } from "../../table/connection.js";
-import { onTick, serverNow } from "../../table/clock.js";
-import { bootData } from "../../table/dom.js";
+import { startTable, TableController } from "../../table/controller.js";
 import { fmt, gettext } from "../../table/i18n.js";
-import { TableLog } from "../../table/log.js";
-import { removedNotice } from "../../table/notice.js";
-import { setPresence } from "../../table/presence.js";
-import { mountSoundToggle, play } from "../../table/sound.js";
-import { toast } from "../../table/toast.js";
-import { mountTableTools } from "../../table/tools.js";
 import { buildBoard } from "./board.js";
 import { describer } from "./describe.js";
 import { announce, renderAll } from "./view.js";
 
-const ERROR_WORDS = {
-  not_your_turn: gettext("It is not your turn."),
-  wrong_phase: gettext("That move is not possible now."),
-  already_laid_away: gettext("You have already laid away."),
-  not_in_hand: gettext("That card is not in your hand."),
-  over_thirty_one: gettext("That card would take the count past 31."),
-  game_finished: gettext("The game is over."),
-  game_over: gettext("The game is over."),
-  not_seated: gettext("You have no seat at this game."),
-  rate_limited: gettext("Slow down a little."),
-  stale_version: gettext("The table changed just before your move — please try again."),
-  not_connected: gettext("Not connected — the action was not sent."),
-};
-
 const TIMEOUT_MS = 6000;  // how long a seat whose clock ran out is marked
 
-class CribbageTable {
+class CribbageTable extends TableController {
   constructor(boot) {
-    this.boot = boot;
-    this.you = boot.you === undefined ? null : boot.you;
-    this.names = {};
-    boot.seats.forEach((s) => { this.names[s.seat] = s.name; });
-    [0, 1].forEach((s) => { if (!this.names[s]) this.names[s] = fmt(gettext("Seat %(n)s"), { n: s + 1 }); });
-    this.payload = null;
+    super(boot);
     this.selected = [];       // the cards chosen for the crib (lay-away), at most two
     this.selectedRound = null;
     this.sending = false;     // a move is on its way: no second one until the table has it
@@ -60,33 +33,27 @@ class CribbageTable {
     this.overlayHand = null;  // the show (a hand_over's data) put over the table
     this.overlayKey = "";
     this.closedResult = false;
-    this.timeouts = {};
     this.justPlayed = null;
     this.starterNew = false;
-    this.dealing = false;
-    this.lastSeq = 0;
-    this.lastClockKey = "";
-    this.baseTitle = document.title;
-    this.cue = "";
-    this.log = new TableLog(document.getElementById("log"), describer({
-      you: this.you, name: (s) => this.nameOf(s), seatName: (s) => this.names[s],
-    }));
+  }
+
+  setBoot(boot) {
+    super.setBoot(boot);
+    [0, 1].forEach((s) => { if (!this.names[s]) this.names[s] = fmt(gettext("Seat %(n)s"), { n: s + 1 }); });
+  }
+
+  describer() {
+    return describer({ you: this.you, name: (s) => this.nameOf(s), seatName: (s) => this.names[s] });
   }
 
   // --- facts -----------------------------------------------------------------------------
-  state() { return this.payload && this.payload.state; }
   nameOf(seat) {
     if (seat === this.you) return gettext("you");
-    return this.names[seat] || fmt(gettext("Seat %(n)s"), { n: seat + 1 });
+    return super.nameOf(seat);
   }
   can(st, what) { return !!st && st.status === "playing" && ((st.you && st.you.can) || []).indexOf(what) >= 0; }
   canLayAway(st) { return this.you !== null && this.can(st, "lay_away"); }
   canPlay(st) { return this.you !== null && this.can(st, "play"); }
-  timedOut(seat) { return (this.timeouts[seat] || 0) > serverNow(); }
-  moveKey(st) {
-    if (!st) return "";
-    return st.round + ":" + st.phase + ":" + (st.turn ? st.turn.move : "") + ":" + st.laid_away.join(",");
-  }
 
   // --- actions ---------------------------------------------------------------------------
   toggle(card) {
@@ -152,11 +119,6 @@ class CribbageTable {
     this.render();
   }
 
-  refused(f) {
-    if (!f) return;
-    toast(ERROR_WORDS[f.code] || f.detail || f.code);
-  }
-
   closeShow() {
     const st = this.state();
     if (st && st.status === "finished") this.closedResult = true;
@@ -174,146 +136,84 @@ class CribbageTable {
     this.render();
   }
 
+  onEscape() { if (this.overlayHand) this.closeShow(); }
+
   // --- what arrives ----------------------------------------------------------------------
-  handleEvents(events, live) {
-    const fresh = [];
-    events.forEach((ev) => {
-      if (typeof ev.seq === "number") {
-        if (ev.seq <= this.lastSeq) return;
-        this.lastSeq = ev.seq;
+  event(ev, d, live) {
+    if (ev.type === "play") {
+      this.cardSeat[d.card] = d.seat;
+      this.lastPlay = { round: d.round, sequence: d.sequence || [], count: d.count };
+      if (live) this.justPlayed = d.card;
+      if (d.timeout) this.markTimeout(d.seat, TIMEOUT_MS);
+    } else if (ev.type === "count_over") {
+      if (this.lastPlay && this.lastPlay.round === d.round && d.next_lead !== null) {
+        this.lastCount = {
+          round: d.round,
+          count: d.count,
+          seq: this.lastPlay.sequence.map((c) => ({ card: c, seat: this.cardSeat[c] })),
+        };
       }
-      fresh.push(ev);
-      const d = ev.data || {};
-      if (ev.type === "play") {
-        this.cardSeat[d.card] = d.seat;
-        this.lastPlay = { round: d.round, sequence: d.sequence || [], count: d.count };
-        if (live) this.justPlayed = d.card;
-        if (d.timeout) this.timeouts[d.seat] = serverNow() + TIMEOUT_MS;
-      } else if (ev.type === "count_over") {
-        if (this.lastPlay && this.lastPlay.round === d.round && d.next_lead !== null) {
-          this.lastCount = {
-            round: d.round,
-            count: d.count,
-            seq: this.lastPlay.sequence.map((c) => ({ card: c, seat: this.cardSeat[c] })),
-          };
-        }
-      } else if (ev.type === "laid_away") {
-        if (d.timeout) this.timeouts[d.seat] = serverNow() + TIMEOUT_MS;
-      } else if (ev.type === "starter_cut") {
-        if (live) this.starterNew = true;
-      } else if (ev.type === "round_dealt") {
-        this.lastCount = null;
-        this.cardSeat = {};
-        this.selected = [];
-        if (live) { this.dealing = true; this.cue = "turn"; }
-      } else if (ev.type === "hand_over" && live && (d.shows || []).length) {
-        this.overlayHand = d;
-        this.overlayKey = "hand:" + d.round;
-      } else if (ev.type === "turn" && live && d.seat === this.you) {
-        this.cue = "turn";
-      }
-    });
-    this.log.add(fresh, false);
-    if (live) announce(this, fresh);
+    } else if (ev.type === "laid_away") {
+      if (d.timeout) this.markTimeout(d.seat, TIMEOUT_MS);
+    } else if (ev.type === "starter_cut") {
+      if (live) this.starterNew = true;
+    } else if (ev.type === "round_dealt") {
+      this.lastCount = null;
+      this.cardSeat = {};
+      this.selected = [];
+      if (live) this.cue = "turn";
+    } else if (ev.type === "hand_over" && live && (d.shows || []).length) {
+      this.overlayHand = d;
+      this.overlayKey = "hand:" + d.round;
+    } else if (ev.type === "turn" && live && d.seat === this.you) {
+      this.cue = "turn";
+    }
+    if (live) announce(this, [ev]);  // "fifteen for 2", "go for 1"...: said on the felt as it happens
   }
 
-  setPayload(payload, events, live) {
-    const oldStatus = this.payload ? this.payload.status : this.boot.status;
-    if (events.some((ev) => ev.type === "seat_kicked" && ev.data && ev.data.user_id === this.boot.user_id)) {
-      removedNotice(gettext("The host removed you from this game."));
+  beforeEvents(st) {
+    [0, 1].forEach((s) => (st.played[s] || []).forEach((c) => { this.cardSeat[c] = s; }));
+    if (st.sequence.length) this.lastCount = null;
+    if (st.round !== this.selectedRound || !this.canLayAway(st)) {
+      this.selected = [];
+      this.selectedRound = st.round;
     }
-    this.payload = payload;
-    if (payload.status !== oldStatus && oldStatus === "lobby") { location.reload(); return; }
-    const st = this.state();
-    if (st) {
-      [0, 1].forEach((s) => (st.played[s] || []).forEach((c) => { this.cardSeat[c] = s; }));
-      if (st.sequence.length) this.lastCount = null;
-      if (st.round !== this.selectedRound || !this.canLayAway(st)) {
-        this.selected = [];
-        this.selectedRound = st.round;
-      }
-      this.selected = this.selected.filter((c) => st.you && st.you.hand.indexOf(c) >= 0);
-    }
-    this.handleEvents(events, live);
-    if (st && (payload.status === "finished" || payload.status === "abandoned") && st.status === "playing") {
-      // Ended from outside the rules (an admin's "end now", or abandoned): no more moves.
-      st.status = payload.status;
-      st.turn = null;
-      if (st.you) st.you.can = [];
-    }
+    this.selected = this.selected.filter((c) => st.you && st.you.hand.indexOf(c) >= 0);
+  }
+
+  afterEvents(st, payload) {
     if (this.awaitVersion !== null && payload.version >= this.awaitVersion) {
       this.awaitVersion = null;
       clearTimeout(this.unlockTimer);
-      this.sending = false;  // the table has our move: the hand is free again (rendered below)
+      this.sending = false;  // the table has our move: the hand is free again (rendered next)
     }
-    if (st && st.status === "finished" && !this.closedResult && !this.overlayHand && st.last_hand) {
+    if (st.status === "finished" && !this.closedResult && !this.overlayHand && st.last_hand) {
       this.overlayHand = st.last_hand;
       this.overlayKey = "result:" + st.round;
     }
-    this.render();
   }
 
-  render() {
-    const st = this.state();
-    if (!st) return;
-    const focusKey = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
-    this.lastClockKey = this.moveKey(st);
-    renderAll(this, st, this.baseTitle);
-    this.dealing = false;
+  draw(st) { renderAll(this, st, this.baseTitle); }
+
+  afterDraw() {
     this.starterNew = false;
     this.justPlayed = null;
-    if (this.cue) { play(this.cue); this.cue = ""; }
-    if (focusKey) {
-      const again = document.querySelector('#table-app [data-key="' + focusKey + '"]');
-      if (again) again.focus();
-    }
   }
 
-  /** Five times a second: the countdowns, and un-marking a seat whose time-out was shown. */
-  tick(now) {
-    document.querySelectorAll("#table-app [data-until]").forEach((c) => {
-      const left = parseInt(c.dataset.until, 10) - now;
-      c.textContent = " " + Math.max(0, Math.ceil(left / 1000)) + gettext("s");
-      c.classList.toggle("urgent", left < 5000);
-    });
-    const marked = Object.keys(this.timeouts).filter((s) => this.timeouts[s] > 0);
-    marked.forEach((s) => {
-      if (this.timeouts[s] <= now) { delete this.timeouts[s]; this.render(); }
-    });
-  }
-
-  start() {
+  mountGame() {
     this.board = buildBoard(document.getElementById("board"), () => this.render());
-    mountSoundToggle(document.getElementById("sound-toggle"));
-    document.addEventListener("keydown", (e) => {
-      if (e.key === "Escape" && this.overlayHand) this.closeShow();
-    });
     document.getElementById("show-overlay").addEventListener("click", (e) => {
       if (e.target.id === "show-overlay") this.closeShow();  // a tap beside the panel
     });
-    const tools = mountTableTools(this.boot);  // chat, "Leave game", "Play again"
-    this.rematch = (row) => tools.rematchInto(row);
-    onTick((now) => this.tick(now));
-    this.conn = connect({
-      gameId: this.boot.game,
-      wsPath: this.boot.ws,
-      onSnapshot: (f) => this.setPayload(f.state, [], false),
-      onUpdate: (f) => { tools.follow(f.events); this.setPayload(f.state, f.events || [], true); },
-      onAck: (f) => { this.handleEvents(f.events || [], true); this.render(); },
-      onError: (f) => this.refused(f),
-      onPresence: (f) => setPresence(f ? f.seats : {}),
-      onClosed: (code) => {
-        if (code === 4404 && this.you !== null) removedNotice(gettext("You no longer have a seat at this game."));
-      },
-      on: { chat: tools.onChat },
-    });
-    tools.attach(this.conn);
-    // The log of the game so far, rebuilt from its stored events in their public form.
-    this.log.loadHistory(this.boot.game, Math.max(0, (this.boot.last_seq || 0) - 400), 2);
   }
 }
 
-const boot = bootData();
-if (boot && document.getElementById("table-app")) {
-  new CribbageTable(boot).start();
-}
+CribbageTable.WORDS = {
+  not_your_turn: gettext("It is not your turn."),
+  wrong_phase: gettext("That move is not possible now."),
+  already_laid_away: gettext("You have already laid away."),
+  not_in_hand: gettext("That card is not in your hand."),
+  over_thirty_one: gettext("That card would take the count past 31."),
+};
+
+startTable(CribbageTable);

@@ -3,82 +3,40 @@
  * The controller: it holds what the server sent (the redacted state) plus what only this page
  * knows for a moment (the private looks being shown, the marks of what just moved, the Queen
  * being aimed), decides what the player may do from the state and the server's clock, and
- * asks view.js to draw it. The protocol itself is the shared client (static/js/table/).
+ * asks view.js to draw it. The page's lifecycle (connection, lobby, payloads, offline, "I'm
+ * back", ticking, focus) is the shared controller's (static/js/table/controller.js); this
+ * module supplies Crisp's hooks.
  *
  * Private looks (opening look, Jack, Queen receipt) arrive once, in an event. They are shown for
  * a short time and then dropped from memory (R3/R4): nothing is written to storage, and the
  * redacted state never carries them again.
  */
-import { connect } from "../../table/connection.js";
-import { onTick, paintCountdowns, serverNow } from "../../table/clock.js";
-import { bootData } from "../../table/dom.js";
+import { serverNow } from "../../table/clock.js";
+import { startTable, TableController } from "../../table/controller.js";
 import { fmt, gettext } from "../../table/i18n.js";
-import { TableLog } from "../../table/log.js";
-import { removedNotice } from "../../table/notice.js";
-import { setPresence } from "../../table/presence.js";
-import { mountSoundToggle, play } from "../../table/sound.js";
-import { toast } from "../../table/toast.js";
-import { mountTableTools } from "../../table/tools.js";
+import { record } from "../../table/trace.js";
 import { cardFace, PLACE_WORD } from "./cards.js";
 import { describer } from "./describe.js";
 import { renderAll } from "./view.js";
 
-const ERROR_WORDS = {
-  not_your_turn: gettext("It is not your turn."),
-  too_early: gettext("Not yet — wait for the countdown."),
-  window_closed: gettext("Too late: your crisp window has closed."),
-  no_window: gettext("You can call crisp only just after your own turn."),
-  already_called: gettext("Someone has already called crisp this round."),
-  final_turns: gettext("Nobody may call crisp during the final turns."),
-  must_play_king: gettext("A King from the deck must be used."),
-  must_swap: gettext("A card from the pile must be swapped in."),
-  special_not_swappable: gettext("A Jack, Queen or King from the deck cannot be swapped in."),
-  pile_empty: gettext("The discard pile is empty."),
-  round_over: gettext("The round is over."),
-  game_finished: gettext("The game is over."),
-  game_over: gettext("The game is over."),
-  not_seated: gettext("You have no seat at this game."),
-  rate_limited: gettext("Slow down a little."),
-  stale_version: gettext("The table changed just before your move — please try again."),
-  not_connected: gettext("Not connected — the action was not sent."),
-};
-
 const MARK_MS = 3500;    // how long a Queen's two places stay highlighted
 const TIMEOUT_MS = 6000; // how long a seat that ran out of time is marked
 
-class CrispTable {
+class CrispTable extends TableController {
   constructor(boot) {
-    this.boot = boot;
-    this.you = boot.you === undefined ? null : boot.you;
-    this.names = {};
-    boot.seats.forEach((s) => { this.names[s.seat] = s.name; });
-    this.payload = null;
+    super(boot);
     this.peeks = {};      // "seat:place" -> {card, until, fresh}
     this.marks = {};      // "seat:place" -> {until, fresh, from}
-    this.timeouts = {};   // seat -> until
     this.mode = null;     // null | {kind: "queen", place?}
-    this.endedWinners = null;
     this.revealShownFor = null;
-    this.lastSeq = 0;
     this.lookSentRound = null;
-    this.lastRenderKey = "";
     this.lastPile = "";
     this.lastHeld = "";
-    this.dealing = false;
-    this.baseTitle = document.title;
-    this.cue = "";
-    this.log = new TableLog(document.getElementById("log"), describer({
-      you: this.you, name: (s) => this.nameOf(s),
-    }));
   }
 
+  describer() { return describer({ you: this.you, name: (s) => this.nameOf(s) }); }
+
   // --- facts -----------------------------------------------------------------------------
-  now() { return serverNow(); }
-  state() { return this.payload && this.payload.state; }
-  nameOf(seat) {
-    if (seat === this.you) return gettext("You");
-    return this.names[seat] || fmt(gettext("Seat %(n)s"), { n: seat + 1 });
-  }
   myTurn(st) { return !!st.turn && st.turn.seat === this.you && st.status === "playing" && !st.reveal; }
   canDraw(st) {
     if (!this.myTurn(st)) return false;
@@ -88,7 +46,7 @@ class CrispTable {
   canPile(st) { return this.canDraw(st) && st.settings.pile_draw && st.pile.length > 0; }
   holding(st) { return this.myTurn(st) && st.turn.phase === "play" && !!st.held && st.held.seat === this.you; }
   myWindow(st) {
-    if (this.you === null || st.caller !== null || st.reveal) return null;
+    if (this.you === null || st.caller !== null || st.reveal || st.status !== "playing") return null;
     for (const w of st.windows) if (w.seat === this.you && this.now() <= w.closes_at) return w;
     return null;
   }
@@ -116,7 +74,6 @@ class CrispTable {
     if (m && m.until <= this.now()) { delete this.marks[seat + ":" + place]; return null; }
     return m || null;
   }
-  timedOut(seat) { return (this.timeouts[seat] || 0) > this.now(); }
 
   // --- actions ---------------------------------------------------------------------------
   act(action) {
@@ -130,29 +87,30 @@ class CrispTable {
     this.conn.act(action, { retries: 1, still: still }).catch((f) => this.refused(f));
   }
 
-  refused(f) {
-    if (!f) return;
-    toast(ERROR_WORDS[f.code] || f.detail || f.code);
-  }
-
-  /** R3: the opening look is taken as soon as the page can, and retried until it is seen or no
+  /** R3: the opening look is taken as soon as the page has the deal -- before the table is
+   *  even on the page when the game has just started -- and retried until it is seen or no
    *  longer possible. It is sent without a version: looks never conflict (services.game_act). */
-  maybeLook() {
-    const st = this.state();
-    if (this.you === null || !this.canLook(st) || this.lookSentRound === st.round) return;
+  prepare(st) {
+    if (this.you === null || !this.canLook(st) || this.lookSentRound === st.round || !this.conn) return;
     const round = st.round;
     this.lookSentRound = round;
-    this.conn.act({ type: "look" }, {
+    this.asked = this.conn.act({ type: "look" }, {
       versioned: false,
       retries: 6,
       still: () => { const s = this.state(); return !!s && s.round === round && this.canLook(s); },
     }).catch((f) => {
-      // Lost connection: try again once connected (the snapshot calls maybeLook).
+      // Lost connection: try again once connected (the snapshot calls prepare).
       if (f && f.code === "not_connected") this.lookSentRound = null;
     });
+    return this.asked;
   }
 
+  /** The look is taken by the page itself: its refusals (already taken in another tab, or
+   *  too late) are nothing to tell the player. */
+  ignoredError(f) { return f.code === "already_looked" || f.code === "look_expired"; }
+
   setMode(mode) { this.mode = mode; this.render(); }
+  onEscape() { if (this.mode) this.setMode(null); }
 
   pickSlot(seat, place) {
     if (this.mode && this.mode.kind === "queen") {
@@ -168,89 +126,71 @@ class CrispTable {
 
   // --- what arrives ----------------------------------------------------------------------
   peek(seat, place, card, ms) {
-    this.peeks[seat + ":" + place] = { card: card, until: this.now() + ms, fresh: true };
+    const st = this.state();
+    this.peeks[seat + ":" + place] = { card: card, until: this.now() + ms, fresh: true, round: st ? st.round : null };
   }
 
-  handleEvents(events, live) {
+  event(ev, d, live) {
     const st = this.state();
-    const memo = (st && st.settings && st.settings.memorise_ms) || 5000;
-    const fresh = [];
-    events.forEach((ev) => {
-      if (typeof ev.seq === "number") {
-        if (ev.seq <= this.lastSeq) return;
-        this.lastSeq = ev.seq;
-      }
-      fresh.push(ev);
-      const d = ev.data || {};
-      const me = this.you;
-      if (ev.type === "look" && d.seat === me && d.left) {
-        // Shown until the first turn may start, and never less than a few seconds.
-        const until = st && st.turn && st.turn.phase === "start" && st.turn.no === 1 ? st.turn.start_at - this.now() : 0;
-        const ms = Math.max(until, Math.min(memo, 4000));
-        this.peek(me, "left", d.left, ms);
-        this.peek(me, "right", d.right, ms);
-      } else if (ev.type === "jack" && d.seat === me && d.centre) {
-        this.peek(me, "centre", d.centre, 3000);
-      } else if (ev.type === "queen") {
-        const until = this.now() + MARK_MS;
-        // Both places that moved are marked for everyone; the receiver also reads where
-        // their new card came from.
-        this.marks[d.seat + ":" + d.place] = { until: until, fresh: true, from: null };
-        this.marks[d.target_seat + ":" + d.target_place] = { until: until, fresh: true,
-          from: d.target_seat === me ? fmt(gettext("from %(name)s's %(place)s"),
-            { name: this.names[d.seat], place: PLACE_WORD[d.place] }) : null };
-        if (d.seat === me && d.received) this.peek(me, d.place, d.received, 3000);
-        if (d.target_seat === me && d.given) this.peek(me, d.target_place, d.given, 3000);
-      } else if (ev.type === "timeout") {
-        this.timeouts[d.seat] = this.now() + TIMEOUT_MS;
-      } else if (ev.type === "round_dealt") {
-        this.peeks = {};
-        this.marks = {};
-        if (live) this.dealing = true;
-      } else if (ev.type === "reveal") {
-        this.peeks = {};
-      } else if (ev.type === "game_ended") {
-        this.endedWinners = d.winners || [];
-      } else if (ev.type === "rematch_offered") {
-        this.revealShownFor = null;  // draw the results again, with "Join the rematch"
-      } else if (ev.type === "player_left" && d.user_id === this.boot.user_id) {
-        this.left = true;
-      } else if (ev.type === "draw_ready" && d.seat === me && live) {
-        this.cue = "turn";
-      }
+    const me = this.you;
+    if (ev.type === "look" && d.seat === me && d.left) {
+      // Shown until the first turn may start, and never less than a few seconds.
+      const memo = (st && st.settings && st.settings.memorise_ms) || 5000;
+      const until = st && st.turn && st.turn.phase === "start" && st.turn.no === 1 ? st.turn.start_at - this.now() : 0;
+      const ms = Math.max(until, Math.min(memo, 4000));
+      this.peek(me, "left", d.left, ms);
+      this.peek(me, "right", d.right, ms);
+      record("look", { round: st ? st.round : null, until: this.now() + ms });
+    } else if (ev.type === "jack" && d.seat === me && d.centre) {
+      this.peek(me, "centre", d.centre, 3000);
+    } else if (ev.type === "queen") {
+      const until = this.now() + MARK_MS;
+      // Both places that moved are marked for everyone; the receiver also reads where
+      // their new card came from.
+      this.marks[d.seat + ":" + d.place] = { until: until, fresh: true, from: null };
+      this.marks[d.target_seat + ":" + d.target_place] = { until: until, fresh: true,
+        from: d.target_seat === me ? fmt(gettext("from %(name)s's %(place)s"),
+          { name: this.names[d.seat], place: PLACE_WORD[d.place] }) : null };
+      if (d.seat === me && d.received) this.peek(me, d.place, d.received, 3000);
+      if (d.target_seat === me && d.given) this.peek(me, d.target_place, d.given, 3000);
+    } else if (ev.type === "timeout") {
+      this.markTimeout(d.seat, TIMEOUT_MS);
+    } else if (ev.type === "round_dealt") {
+      this.dropPeeksBefore(d.round);
+      this.marks = {};
+    } else if (ev.type === "reveal") {
+      this.peeks = {};
+    } else if (ev.type === "rematch_offered") {
+      this.revealShownFor = null;  // draw the results again, with "Join the rematch"
+    } else if (ev.type === "player_left" && d.user_id === this.boot.user_id) {
+      this.left = true;
+    } else if (ev.type === "draw_ready" && d.seat === me && live) {
+      this.cue = "turn";
+    }
+  }
+
+  /** A new deal forgets the looks of the rounds before it -- not one of its own round, whose
+   *  ack can arrive before the update that deals (the look is taken as soon as the state says
+   *  the round is dealt). */
+  dropPeeksBefore(round) {
+    Object.keys(this.peeks).forEach((k) => {
+      if (this.peeks[k].round !== round) delete this.peeks[k];
     });
-    this.log.add(fresh, false);
   }
 
-  setPayload(payload, events, live) {
-    const oldStatus = this.payload ? this.payload.status : this.boot.status;
-    if (events.some((ev) => ev.type === "seat_kicked" && ev.data && ev.data.user_id === this.boot.user_id)) {
-      removedNotice(gettext("The host removed you from this game."));
-    }
-    this.payload = payload;
-    if (payload.status !== oldStatus && oldStatus === "lobby") { location.reload(); return; }
-    const hadWindow = this.state() && !!this.myWindow(this.state());
-    this.handleEvents(events, live);
-    const st = this.state();
-    if (st && (payload.status === "finished" || payload.status === "abandoned") && st.status === "playing") {
-      // Ended from outside the rules (an admin's "end now", or abandoned): no more moves.
-      st.status = payload.status;
-      st.turn = null;
-      st.held = null;
-      st.windows = [];
-      if (this.endedWinners) st.winners = this.endedWinners;
-    }
-    if (st && this.mode && !this.holding(st)) this.mode = null;
-    if (st && !hadWindow && this.myWindow(st) && live) this.cue = "window";
-    this.render();
-    this.maybeLook();
+  beforeEvents(st) { this.hadWindow = !!this.myWindow(st); }
+
+  afterEvents(st, payload, live) {
+    if (this.mode && !this.holding(st)) this.mode = null;
+    if (!this.hadWindow && this.myWindow(st) && live) this.cue = "window";
   }
 
-  renderKey(st) {
-    return [this.conn ? this.conn.version : 0, this.canDraw(st), this.canPile(st), !!this.myWindow(st),
+  /** What, besides a new version, calls for a redraw on the tick: the start delay passing, a
+   *  window closing, a look or a mark expiring. */
+  redrawKey(st) {
+    return [this.canDraw(st), this.canPile(st), !!this.myWindow(st),
       this.mode ? this.mode.kind + (this.mode.place || "") : "",
-      this.live(this.peeks), this.live(this.marks),
-      Object.keys(this.timeouts).filter((s) => this.timedOut(Number(s))).length].join("|");
+      this.live(this.peeks), this.live(this.marks)].join("|");
   }
 
   /** How many of `marks` ({key: {until}}) are still showing: when one expires, redraw. */
@@ -259,45 +199,26 @@ class CrispTable {
     return Object.keys(marks).filter((k) => marks[k].until > now).length;
   }
 
-  render() {
-    const st = this.state();
-    if (!st) return;
-    const focusKey = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+  draw(st) {
     const pileKey = st.pile.length + ":" + (st.pile[st.pile.length - 1] || "");
     const heldKey = st.held ? st.held.seat + ":" + (st.held.card || "?") + ":" + st.turn.no + ":" + st.turn.draw_no : "";
     this.pileChanged = this.lastPile !== "" && pileKey !== this.lastPile;
     this.heldChanged = heldKey !== "" && heldKey !== this.lastHeld;
     this.lastPile = pileKey;
     this.lastHeld = heldKey;
-    this.lastRenderKey = this.renderKey(st);
+    this.canDrawDrawn = this.canDraw(st);
     renderAll(this, st, this.baseTitle);
-    const quit = document.getElementById("quit-open");
-    if (quit) quit.hidden = st.status !== "playing" || !!this.left;
-    paintCountdowns(this.now());
-    this.dealing = false;
-    this.pileChanged = this.heldChanged = false;
-    if (this.cue) { play(this.cue); this.cue = ""; }
-    if (focusKey) {
-      const again = document.querySelector('#table-app [data-key="' + focusKey + '"]');
-      if (again) again.focus();
-    }
   }
 
-  /** Five times a second: countdowns, and a re-render when time alone changed what is allowed
-   *  (the start delay passed, a window closed, a look expired). */
-  tick(now) {
-    paintCountdowns(now);
+  afterDraw() { this.pileChanged = this.heldChanged = false; }
+
+  /** Your turn's draw became possible with time alone (the start delay): its sound. */
+  tickGame() {
     const st = this.state();
-    if (!st) return;
-    const hadTurn = this.lastRenderKey.split("|")[1] === "true";
-    if (this.renderKey(st) !== this.lastRenderKey) {
-      if (!hadTurn && this.canDraw(st)) this.cue = this.cue || "turn";
-      this.render();
-    }
+    if (st && this.mounted && !this.canDrawDrawn && this.canDraw(st)) this.cue = this.cue || "turn";
   }
 
-  start() {
-    const app = document.getElementById("table-app");
+  mountGame() {
     document.getElementById("deck").addEventListener("click", () => {
       const st = this.state();
       if (st && this.canDraw(st)) this.act({ type: "draw", source: "deck" });
@@ -323,35 +244,21 @@ class CrispTable {
       else openPile();
     });
     document.getElementById("view-pile").addEventListener("click", openPile);
-    document.addEventListener("keydown", (e) => {
-      if (e.key === "Escape" && this.mode) this.setMode(null);
-    });
-    mountSoundToggle(document.getElementById("sound-toggle"));
-    const tools = mountTableTools(this.boot);  // the rules dialog, chat, "Leave", "Play again"
-    this.rematch = (row) => tools.rematchInto(row);
-    onTick((now) => this.tick(now));
-    this.conn = connect({
-      gameId: this.boot.game,
-      wsPath: this.boot.ws,
-      onSnapshot: (f) => this.setPayload(f.state, [], false),
-      onUpdate: (f) => { tools.follow(f.events); this.setPayload(f.state, f.events || [], true); },
-      onAck: (f) => { this.handleEvents(f.events || [], true); this.render(); },
-      onError: (f) => { if (f.code !== "already_looked" && f.code !== "look_expired") this.refused(f); },
-      onPresence: (f) => setPresence(f ? f.seats : {}),
-      onClosed: (code) => {
-        if (code === 4404 && this.you !== null) removedNotice(gettext("You no longer have a seat at this game."));
-      },
-      on: { chat: tools.onChat },
-    });
-    tools.attach(this.conn);
-    // The log of the game so far, rebuilt from its stored events in their public form.
-    this.log.loadHistory(this.boot.game, Math.max(0, (this.boot.last_seq || 0) - 400), 2);
-    return app;
   }
 }
 
-const boot = bootData();
-if (boot && document.getElementById("table-app")) {
-  const table = new CrispTable(boot);
-  table.start();
-}
+CrispTable.WORDS = {
+  not_your_turn: gettext("It is not your turn."),
+  too_early: gettext("Not yet — wait for the countdown."),
+  window_closed: gettext("Too late: your crisp window has closed."),
+  no_window: gettext("You can call crisp only just after your own turn."),
+  already_called: gettext("Someone has already called crisp this round."),
+  final_turns: gettext("Nobody may call crisp during the final turns."),
+  must_play_king: gettext("A King from the deck must be used."),
+  must_swap: gettext("A card from the pile must be swapped in."),
+  special_not_swappable: gettext("A Jack, Queen or King from the deck cannot be swapped in."),
+  pile_empty: gettext("The discard pile is empty."),
+  round_over: gettext("The round is over."),
+};
+
+startTable(CrispTable);

@@ -1,0 +1,342 @@
+"""The table controller's page lifecycle (static/js/table/controller.js), in real Chromium.
+
+- Crisp at 2, 4 and 8 seats, phones and desktops side by side, with another process keeping a
+  core busy: the game starts without a page reload (the lobby becomes the table in place) and
+  every seat's opening look is on screen from the moment it arrives until the memorise period
+  ends, in round 1 and after the round change.  Each page samples its own DOM (the face-up
+  cards of its seat) on its own clock; the deadlines are the server's (the deal's instant plus
+  the memorise period).
+- "I'm back" sent at a round change, after the page's own opening look already took the seat
+  back: no reload, no false error, the look stays; the banner is above the round's results.
+- Offline: the table's buttons are locked and the status bar says so; back online they work.
+- A game's lobby page updates in place: seven people taking a seat one after another, each
+  while the others' joins arrive, all get their seat (no reload aborts a click's page load).
+
+The game is moved on by the test through the service layer (the players' moves "from another
+device"), so only the pages' lifecycle is under test, and the moves never wait for a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games import selectors, services
+from games.errors import ServiceError
+from games.models import Event, Game, Seat
+from tests.e2e.test_play import log_in, shot, wait_live
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1366, "height": 800}
+MEMORISE_MS = 5000
+#: A sample this close to the deadline may already show the cards turned down (the page redraws
+#: on its 5-per-second tick; the clocks of page and server agree to a few ms).
+EDGE_MS = 250
+
+#: Each page records how many of its own seat's cards are face up, every time that changes: a
+#: MutationObserver's callback runs right after the task that changed the page, so the instant
+#: is the change's even when a busy machine delays the page's timers (the clock is the server's,
+#: as the page keeps it: window.tableTrace, static/js/table/trace.js). And a marker that a page
+#: reload would lose.
+SAMPLER = """() => {
+  window.__noReload = 'kept';
+  const now = () => window.tableTrace ? window.tableTrace.now() : Date.now();
+  const count = () => document.querySelectorAll('.seat.mine .slot.peeking').length;
+  window.__samples = [[now(), count()]];
+  new MutationObserver(() => {
+    const up = count();
+    const last = window.__samples[window.__samples.length - 1];
+    if (up !== last[1]) window.__samples.push([now(), up]);
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+@pytest.fixture
+def cpu_hog() -> Iterator[subprocess.Popen[bytes]]:
+    """Another process keeping one core busy for the test (it stops itself after 10 minutes)."""
+    hog = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nend = time.time() + 600\nwhile time.time() < end: pass",
+        ]
+    )
+    try:
+        yield hog
+    finally:
+        hog.kill()
+        hog.wait(timeout=10)
+
+
+def _seat_pages(
+    chromium: Any, site: str, game: Game, users: list[Any], sizes: list[dict[str, int]]
+) -> list[Any]:
+    pages = []
+    for user, size in zip(users, sizes, strict=True):
+        page = log_in(chromium, site, user.username, size)
+        page.goto(f"{site}/games/{game.pk}/")
+        wait_live(page)
+        page.evaluate(SAMPLER)
+        pages.append(page)
+    return pages
+
+
+def _new_game(n: int, name: str) -> tuple[Game, list[Any]]:
+    users = [
+        UserFactory(username=f"{name}{i}", display_name=f"{name.title()} {i}") for i in range(n)
+    ]
+    game = services.game_create(host=users[0], kind="crisp", settings={"target_score": 150})
+    for user in users[1:]:
+        services.game_join(game=game.pk, user=user)
+    return game, users
+
+
+def _act(game: Game, user: Any, action: dict[str, Any]) -> bool:
+    try:
+        services.game_act(game=game.pk, user=user, action=action, expected_version=None)
+    except ServiceError:
+        return False  # the table moved on meanwhile (a timer): look again
+    return True
+
+
+def _play_round(game: Game, users: list[Any], may_call: Any = None, skip: int | None = None) -> int:
+    """Play the current round to its reveal through the services: every seat but ``skip``
+    draws and discards, and the first to finish a turn calls
+    crisp once ``may_call()`` allows it.  Returns the round played."""
+    start = selectors.game_payload(game=Game.objects.get(pk=game.pk), user=users[0])["state"]
+    round_no = start["round"]
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        g = Game.objects.get(pk=game.pk)
+        moved = False
+        for seat, user in enumerate(users):
+            st = selectors.game_payload(game=g, user=user)["state"]
+            if st["round"] != round_no or st["reveal"] or st["status"] != "playing":
+                return round_no
+            if seat == skip:
+                continue  # its clock runs out; then the computer sitting in plays it
+            can = st["you"]["can"]
+            if "call" in can and (may_call is None or may_call()):
+                moved = _act(g, user, {"type": "call"})
+            elif "king" in can:
+                moved = _act(g, user, {"type": "king"})
+            elif "discard" in can:
+                moved = _act(g, user, {"type": "discard"})
+            elif "swap" in can:
+                moved = _act(g, user, {"type": "swap", "place": "left"})
+            elif "draw_deck" in can:
+                moved = _act(g, user, {"type": "draw", "source": "deck"})
+            if moved:
+                break
+        if not moved:
+            time.sleep(0.05)  # waiting for the start delay, a window or a timer
+    raise AssertionError(f"round {round_no} did not end")
+
+
+def _memorise_deadlines(game: Game) -> dict[int, int]:
+    """Round -> the server instant its memorise period ends (the deal plus the period)."""
+    return {
+        e.data["round"]: e.data["at"] + MEMORISE_MS
+        for e in Event.objects.filter(game=game, type="round_dealt")
+    }
+
+
+def _wait_past(page: Any, instant: int) -> None:
+    page.wait_for_function(
+        f"() => (window.tableTrace ? window.tableTrace.now() : Date.now()) > {instant + EDGE_MS}",
+        timeout=60_000,
+    )
+
+
+def _check_look(page: Any, who: str, round_no: int, deadline: int) -> int:
+    """The page's own look for ``round_no`` was on screen from when it first appeared until
+    the memorise deadline, and appeared before it. Returns how long after the deal (ms)."""
+    assert page.evaluate("() => window.__noReload") == "kept", f"{who}'s page reloaded"
+    trace = page.evaluate("() => window.tableTrace.events")
+    looks = [e for e in trace if e["what"] == "look" and e.get("round") == round_no]
+    assert looks, f"{who}: no opening look recorded in round {round_no}: {trace[-12:]}"
+    dealt = deadline - MEMORISE_MS
+    changes = page.evaluate("() => window.__samples")  # [instant, cards face up], as they changed
+    during = [(at, n) for at, n in changes if dealt <= at < deadline - EDGE_MS]
+    up = [i for i, (_, n) in enumerate(during) if n >= 2]
+    assert up, (
+        f"{who}: the round {round_no} look was not on screen in its memorise period"
+        f" (face-up changes after the deal, ms: {[(at - dealt, n) for at, n in during]})"
+    )
+    hidden = [at for at, n in during[up[0] :] if n < 2]
+    assert not hidden, (
+        f"{who}: round {round_no}'s look turned down {hidden[0] - dealt} ms after the deal,"
+        f" before the memorise period ended ({MEMORISE_MS} ms)"
+    )
+    assert looks[0]["until"] >= deadline - EDGE_MS, f"{who}: the look was meant to end early"
+    return during[up[0]][0] - dealt
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("seats", [2, 4, 8])
+def test_every_opening_look_stays_for_the_memorise_period(
+    chromium: Any, site: str, artifacts: Path, cpu_hog: Any, seats: int
+) -> None:
+    game, users = _new_game(seats, f"look{seats}-")
+    sizes = [PHONE if i % 2 else DESKTOP for i in range(seats)]
+    pages = _seat_pages(chromium, site, game, users, sizes)
+    host = pages[0]
+    host.click("#start-game")  # the host's own page starts the game in place too
+    for page in pages:
+        page.wait_for_selector("#table-app .seat.mine", timeout=60_000)
+    for page, size in ((pages[1], "phone"), (host, "desktop")):
+        with contextlib.suppress(Exception):  # only a picture: the looks are checked below
+            page.wait_for_selector(".seat.mine .slot.peeking >> nth=1", timeout=5_000)
+        shot(page, artifacts, f"controller-{seats}-memorise-{size}")
+    round_one = _memorise_deadlines(game)[1]
+    for page in pages:
+        _wait_past(page, round_one)
+    _play_round(game, users)
+    deadline = time.monotonic() + 60
+    while 2 not in _memorise_deadlines(game):
+        assert time.monotonic() < deadline, "round 2 was not dealt"
+        time.sleep(0.1)
+    round_two = _memorise_deadlines(game)[2]
+    for page in pages:
+        _wait_past(page, round_two)
+    looked = {
+        (e.data["seat"], e.round.number): e.data["at"]
+        for e in Event.objects.filter(game=game, type="look").select_related("round")
+    }
+    for i, page in enumerate(pages):
+        for round_no, at in ((1, round_one), (2, round_two)):
+            server = looked.get((i, round_no), at) - (at - MEMORISE_MS)
+            print(f"seat {i} round {round_no}: the server took the look {server} ms after the deal")
+            on_screen = _check_look(page, f"seat {i}", round_no, at)
+            steps = {
+                e["what"]: e["at"] - (at - MEMORISE_MS)
+                for e in page.evaluate("() => window.tableTrace.events")
+                if e["what"] in ("dealt", "table", "look") and e.get("round", round_no) == round_no
+                and at - MEMORISE_MS - 2000 < e["at"] < at
+            }  # fmt: skip
+            print(f"seat {i} round {round_no}: ms after the deal {steps}, on screen {on_screen}")
+        assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
+    chromium: Any, site: str, artifacts: Path, cpu_hog: Any
+) -> None:
+    """The player was away for two turns (a computer sat in). The round ends; the banner with
+    "I'm back" is above the round's results. At the next deal the page's own opening look takes
+    the seat back -- and the "I'm back" the player sent at that moment is answered without a
+    reload or an error, and the look stays on screen."""
+    game, users = _new_game(2, "back-")
+    pages = _seat_pages(chromium, site, game, users, [PHONE, PHONE])
+    services.game_start(
+        game=game.pk, user=users[0],
+        timers={"draw_seconds": 3, "start_delay_ms": 300, "between_rounds_ms": 6000},
+    )  # fmt: skip
+    away, page = 1, pages[1]
+    page.wait_for_selector("#table-app .seat.mine", timeout=60_000)
+    _play_round(
+        game, users, skip=away,
+        may_call=lambda: Seat.objects.get(game=game, number=away).sitting_in,
+    )  # fmt: skip
+    page.wait_for_selector("#sitin-form", state="visible")
+    page.wait_for_selector("#reveal:not([hidden])")
+    on_top = page.evaluate(
+        "() => { const b = document.getElementById('im-back').getBoundingClientRect();"
+        " const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);"
+        " return !!hit && !!hit.closest('#sitin-form'); }"
+    )
+    shot(page, artifacts, "controller-im-back-over-results-phone")
+    assert on_top, "the round's results cover the 'I'm back' banner"
+    deadline = time.monotonic() + 60
+    while 2 not in _memorise_deadlines(game):
+        assert time.monotonic() < deadline, "round 2 was not dealt"
+        time.sleep(0.1)
+    # The page's opening look ended the sit-in (the person moved); the player's "I'm back"
+    # crosses it.
+    page.wait_for_function("() => document.querySelectorAll('.seat.mine .slot.peeking').length")
+    assert not Seat.objects.get(game=game, number=away).sitting_in
+    page.evaluate("() => document.getElementById('sitin-form').requestSubmit()")
+    page.wait_for_function(  # answered in place -- or the page was loaded again
+        "() => !window.__noReload || window.tableTrace.events.some((e) => e.what === 'back')"
+    )
+    assert page.evaluate("() => window.__noReload") == "kept", "'I'm back' reloaded the page"
+    shot(page, artifacts, "controller-im-back-round-2-phone")
+    assert page.locator("#sitin-form").is_hidden()
+    toast = page.locator("#toast")
+    assert toast.is_hidden() or "sitting in" not in toast.inner_text()
+    assert "sitting in for you" not in page.inner_text("body")
+    _wait_past(page, _memorise_deadlines(game)[2])
+    _check_look(page, "the player back", 2, _memorise_deadlines(game)[2])
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path) -> None:
+    person = UserFactory(username="offline-crisp", display_name="Offline")
+    game = services.game_create(host=person, kind="crisp", settings={}, private=True)
+    services.game_add_bot(game=game.pk, host=person, level="easy")
+    services.game_start(
+        game=game.pk, user=person, timers={"memorise_ms": 0, "start_delay_ms": 0}
+    )  # fmt: skip
+    page = log_in(chromium, live_site.url, person.username, PHONE)
+    page.goto(f"{live_site.url}/games/{game.pk}/")
+    wait_live(page)
+    page.wait_for_selector("[data-key=draw-deck]", timeout=30_000)
+    live_site.stop_daphne()
+    page.wait_for_selector("#conn[data-state=offline]")
+    shot(page, artifacts, "controller-offline-phone")
+    enabled = page.evaluate(
+        "() => [...document.querySelectorAll('#table-app .table-main button')]"
+        ".filter((b) => !b.disabled).map((b) => b.dataset.key || b.id)"
+    )
+    assert enabled == [], f"tappable while offline: {enabled}"
+    assert page.locator("#table-app[data-offline] .offline-note").is_visible()
+    assert page.locator("[data-key=draw-deck]").is_disabled()
+    live_site.start_daphne()
+    page.wait_for_selector("#conn[data-state=online]", timeout=30_000)
+    page.wait_for_selector("[data-key=draw-deck]:not([disabled])")
+    assert page.locator(".offline-note").count() == 0
+    page.click("[data-key=draw-deck]")
+    page.wait_for_selector("[data-key=discard], [data-key=king], .seat.mine button.slot.pickable")
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lobby_joins_are_never_aborted_by_a_reload(
+    chromium: Any, site: str, artifacts: Path
+) -> None:
+    host = UserFactory(username="lobbyhost", display_name="Host")
+    game = services.game_create(host=host, kind="crisp", settings={})
+    hosts_page = log_in(chromium, site, host.username, DESKTOP)
+    hosts_page.goto(f"{site}/games/{game.pk}/")
+    wait_live(hosts_page)
+    hosts_page.evaluate(SAMPLER)
+    guests = [UserFactory(username=f"joiner{i}", display_name=f"Joiner {i}") for i in range(7)]
+    pages = []
+    for i, guest in enumerate(guests):
+        page = log_in(chromium, site, guest.username, PHONE if i % 2 else DESKTOP)
+        page.goto(f"{site}/games/{game.pk}/")
+        wait_live(page)
+        pages.append(page)
+    # One after another, each click while the joins before it are still arriving everywhere.
+    for page in pages:
+        page.click("#join-game", no_wait_after=True)
+    for page in pages:
+        page.wait_for_selector(".lobby-seat .you-badge", timeout=30_000)
+    assert Seat.objects.filter(game=game).count() == 8
+    hosts_page.wait_for_selector(".lobby-seat:nth-child(8)")
+    assert hosts_page.evaluate("() => window.__noReload") == "kept", "the host's lobby reloaded"
+    assert not hosts_page.locator("#start-game").is_disabled()
+    shot(hosts_page, artifacts, "controller-lobby-full-desktop")
+    for page in [hosts_page, *pages]:
+        assert page.errors == []
