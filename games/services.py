@@ -160,6 +160,7 @@ _SEAT_COLUMNS = (
     "missed",
     "sitting_in",
     "bot_level",
+    "left_at",  # a seat left for good may not act (game_act): read with the rest, not again
     "user__id",
     "user__username",
     "user__display_name",
