@@ -77,6 +77,12 @@ def chromium() -> Iterator[Any]:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
+def site_environ() -> dict[str, str]:
+    """The part of this process's environment the site's processes read as settings (`CRISP_*`,
+    e.g. a test's `CRISP_BOT_THINK_MS`): what they were started with must match it."""
+    return {k: v for k, v in os.environ.items() if k.startswith("CRISP_")}
+
+
 class Site:
     """A running site: daphne (HTTP + WebSocket) and a Celery worker (the timers)."""
 
@@ -86,6 +92,7 @@ class Site:
         self.url = f"http://127.0.0.1:{self.port}"
         self.daphne = daphne(log_dir, self.port)
         self.worker = celery_worker(log_dir)
+        self.environ = site_environ()
 
     def stop_daphne(self) -> None:
         self.daphne.kill()  # as a crash would: the browsers see their sockets drop
@@ -99,7 +106,17 @@ class Site:
         return [self.daphne, self.worker]
 
     def ensure_running(self) -> None:
-        """Start again whatever a test left stopped or killed (a crash test's daphne)."""
+        """Start again whatever a test left stopped or killed (a crash test's daphne), and
+        both processes if the test asks for other settings through the environment than they
+        were started with (`fast_site`'s quick computer players): a shared site must not hand
+        a test the previous test's settings."""
+        if site_environ() != self.environ:
+            for process in self.processes():
+                process.stop()
+            wait_until(lambda: not port_open(self.port), 15, "the old daphne's port to close")
+            self.environ = site_environ()
+            self.daphne = daphne(self.log_dir, self.port, name="daphne-env").start()
+            self.worker = celery_worker(self.log_dir, name="w-env").start()
         if not self.daphne.alive():
             self.daphne.stop()
             wait_until(lambda: not port_open(self.port), 15, "the old daphne's port to close")
