@@ -81,6 +81,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.fixture(autouse=True)
+def _no_language_left_behind() -> Iterator[None]:
+    """Each test starts in the default language: a request through Django's test client leaves
+    its language active in the thread (LocaleMiddleware activates it and never deactivates), so
+    a later test rendering a template without a request would speak it -- in whatever order the
+    xdist workers happen to run the tests (CI saw a Russian `_after_game.html`)."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def redis_client(redis_server: str) -> redis.Redis:
     return redis.Redis.from_url(redis_server)

@@ -39,6 +39,12 @@ def test_crisp_seats_never_overlap(
     page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
     page.wait_for_function(f"() => document.querySelectorAll('.felt .seat').length === {seats}")
     page.wait_for_selector("#table-clock")
+    # Measured once every card is drawn: a loaded machine's page may still be laying them out
+    # (CI saw one card without a size yet at 8 seats on the phone).
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.felt .seat .pcard')]"
+        ".every(e => e.getBoundingClientRect().width > 0)"
+    )
     kit.shot(page, artifacts, f"crisp-{seats}-{viewport}")
     felt = kit.boxes(page, "#felt")[0]
     seat_boxes = kit.boxes(page, ".felt .seat")
