@@ -73,3 +73,18 @@ def test_create_with_a_name_rematch_and_quit_through_the_site(client, users, sta
     r = client.post(f"/games/{g.pk}/rematch/")
     new = Game.objects.get(rematch_of=g)
     assert r["Location"] == f"/games/{new.pk}/" and new.host == users[0]
+
+
+@pytest.mark.parametrize(
+    ("language", "line"), [("ru", "Криббедж"), ("ja", "クリベッジ"), ("en", "Cribbage needs 2")]
+)
+def test_a_lobby_says_how_many_players_its_game_needs_in_the_page_language(
+    client, users, language, line
+):
+    """The game's name inside "needs N players" is the page language's (issue 22, item 9)."""
+    game = services.game_create(host=users[0], kind="cribbage")
+    client.force_login(users[0])
+    client.cookies["django_language"] = language
+    text = client.get(f"/games/{game.pk}/").content.decode()
+    needs = [chunk for chunk in text.split('<p class="muted small">')[1:] if "2" in chunk[:80]]
+    assert any(line in chunk.split("</p>")[0] for chunk in needs), needs[:2]
