@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "crisp_site",
     "accounts",
     "games",
+    "history",  # after games: it depends on games, never the other way round
 ]
 
 MIDDLEWARE = [

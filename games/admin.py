@@ -194,7 +194,3 @@ class ChatMessageAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
-
-
-# The after-game models' (read-only) pages.
-from games import history_admin  # noqa: E402, F401

@@ -267,6 +267,44 @@ class ChatMessage(models.Model):
         return f"{self.game_id}: {self.text[:40]}"
 
 
-# The after-game models (engine-call log, records, ratings, stats) live in their own module;
-# imported here so Django registers them in this app.
-from games.history_models import EngineCall, GameRecord, PlayerStats, Rating  # noqa: E402, F401
+class EngineCall(models.Model):
+    """What the engine was asked to produce one version of a game (replay material).
+
+    One row per engine change (``Game.version``), written by the service layer in the same
+    transaction as the change: ``new_game`` (with the full engine settings and seat count),
+    ``apply`` (seat and action wire form), ``fire`` (deadline key) or ``advance``, and at which
+    instant.  ``Game.state`` is kept current only; replaying these calls from ``new_game`` with
+    ``Game.seed`` rebuilds the state at every version exactly (the engine is deterministic),
+    which is what the history app's replays and export verifier do.  It stays in this app
+    because the one writer files it with every change, like ``Event``; the history app only
+    reads it.  SECRET together with the seed (an action never carries a hidden card, but the
+    audit export that contains these rows is staff-only anyway).
+    """
+
+    class Call(models.TextChoices):
+        NEW_GAME = "new_game", "new_game"
+        APPLY = "apply", "apply"
+        FIRE = "fire", "fire"
+        ADVANCE = "advance", "advance"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="engine_calls")
+    version = models.PositiveIntegerField()
+    call = models.CharField(max_length=10, choices=Call.choices)
+    at = models.BigIntegerField(help_text="The engine's now, ms since the epoch.")
+    seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    action = models.JSONField(null=True, blank=True)
+    key = models.CharField(max_length=100, blank=True)
+    # new_game only: the engine's full Settings.to_json() (timers included) and the seat count.
+    settings = models.JSONField(null=True, blank=True)
+    seats = models.PositiveSmallIntegerField(null=True, blank=True)
+    # new_game only, and only when decks were stacked (tests, the admin): the rounds' decks.
+    decks = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "version"], name="engine_call_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.call} → v{self.version} (game #{self.game_id})"

@@ -35,7 +35,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from games import clock, records
+from games import clock, signals
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.engines.base import Event as EngineEvent
 from games.engines.base import IllegalAction
@@ -317,7 +317,7 @@ def _engine_change(
     The pending deadlines are handed to the timer queue on commit (stale timers are harmless:
     ``game_fire_deadline`` ignores them).
     ``call`` says what the engine was asked (``EngineCall``: replays rebuild every version from
-    it); a change that finishes the game files its record and ratings (``records``).
+    it); a change that finishes the game sends ``signals.game_finished`` (its record, ratings).
     ``seats``: every seat of the game with its user, when the caller has already read them
     (``game_act``), so the sit-in count and the computer players need no query of their own.
     The events are written in one ``bulk_create``: each query is a round trip on a daphne
@@ -404,7 +404,7 @@ def _engine_change(
     game.updated_at = clock.to_datetime(at_ms)
     game.save(update_fields=_CHANGE_COLUMNS if columns_only else None)
     if game.status == Game.Status.FINISHED:
-        records.game_record_finish(game=game)
+        signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
         game=Game(
             pk=game.pk,
@@ -770,7 +770,7 @@ def game_end_now(*, game: Game | int, user: AbstractBaseUser) -> Game:
         ],
         at_ms=at,
     )
-    records.game_record_finish(game=g)
+    signals.game_finished.send(sender=Game, game=g)
     return g
 
 

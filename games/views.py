@@ -25,7 +25,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from crisp_site import throttles
-from games import bots, history, ratings, selectors, services
+from games import bots, extensions, selectors, services
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.errors import ServiceError
 from games.models import CHAT_MAX, NAME_MAX, Game
@@ -85,7 +85,7 @@ def _with_ratings(cards: list[dict[str, Any]]) -> None:
     ids: dict[str, set[int]] = defaultdict(set)
     for c in cards:
         ids[c["kind"]] |= {s["user_id"] for s in c["seats"]}
-    found = {kind: ratings.ratings_for(users, kind) for kind, users in ids.items()}
+    found = {kind: extensions.seat_ratings(users, kind) for kind, users in ids.items()}
     for c in cards:
         for s in c["seats"]:
             s["rating"] = found[c["kind"]].get(s["user_id"])
@@ -354,7 +354,7 @@ def table(request: HttpRequest, game_id: int) -> HttpResponse:
             "kind_name": engine_for(game.kind).NAME,
             "table_template": f"games/{game.kind}/_table.html",
             "has_bots": game.kind in bots.GAMES,
-            "results": history.results_table(game)
+            "results": extensions.results_table(game)
             if game.status in (Game.Status.FINISHED, Game.Status.ABANDONED) and game.started_at
             else None,
             # "I'm back" is for a player away, not for one who left for good (game_back

@@ -4,7 +4,6 @@ from django.urls import path, re_path
 
 from games.api import (  # noqa: F401 - schema registers the token scheme
     game_night,
-    history,
     schema,
     views,
 )
@@ -30,13 +29,6 @@ urlpatterns = [
     path("games/<int:game_id>/rematch/", game_night.GameRematchApi.as_view(), name="rematch"),
     path("games/<int:game_id>/quit/", game_night.GameQuitApi.as_view(), name="quit"),
     path("games/<int:game_id>/name/", game_night.GameNameApi.as_view(), name="name"),
-    # After the game (games/api/history.py).
-    path("games/<int:game_id>/rounds/", history.GameRoundsApi.as_view(), name="rounds"),
-    path("games/<int:game_id>/replay/", history.GameReplayApi.as_view(), name="replay"),
-    path("games/<int:game_id>/export/", history.GameExportApi.as_view(), name="export"),
-    path("players/<str:username>/", history.PlayerProfileApi.as_view(), name="player"),
-    path("players/<str:username>/games/", history.PlayerGamesApi.as_view(), name="player-games"),
-    path("leaderboards/<str:kind>/", history.LeaderboardApi.as_view(), name="leaderboard"),
     # Anything else under /api/v1/ (e.g. /games/-1/) is a JSON 404 too, never an HTML page.
     # [\s\S], not ".": a path with a newline in it (/games/%0A/) too.
     re_path(r"^[\s\S]*$", views.api_not_found, name="not-found"),

@@ -114,7 +114,7 @@ def test_a_stacked_deck_deals_as_stacked_and_replays(
 ) -> None:
     """``game_start(decks=…)`` (tests, the admin) reaches the engine, and the replay log
     records it, so the replay of a stacked game is still exact."""
-    from games import replay
+    from history import replay
 
     engine = engine_for(kind)
     deck = list(reversed(engine.FULL_DECK))
@@ -137,7 +137,8 @@ def test_a_game_stopped_mid_hand_offers_no_move_live_or_in_its_replay(
     ``you.can`` and not by the engine's own move lists (``MOVE_KEYS``: Cribbage's
     ``playable``, Triple Crown's ``legal``), neither in the live payload nor in the replay's
     last frame for that seat.  The stop is taken at a moment where some seat had a move."""
-    from games import replay, selectors
+    from games import selectors
+    from history import replay
 
     engine = engine_for(kind)
     keys = {"can"} | set(getattr(engine, "MOVE_KEYS", ()))

@@ -10,9 +10,9 @@ import random
 import pytest
 from django.apps import apps
 
-from games import export, replay
 from games.errors import ServiceError
 from games.models import Event, Game, Round
+from history import export, replay
 
 from .conftest import play
 

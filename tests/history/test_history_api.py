@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from games import history, services
+from games import services
 from games.models import Game
+from history import selectors as history_selectors
 
 from .conftest import client_for
 
@@ -160,4 +161,4 @@ def test_profile_api_carries_the_kinds_own_figures(finished_game, users, kind, n
     figures = next(s for s in body["stats"] if s["kind"] == kind)
     assert [d["key"] for d in figures["details"]] == keys
     assert all(d["format"] in ("int", "decimal", "percent") for d in figures["details"])
-    assert figures["details"] == history.player_stats(user=users[1])[0]["details"]
+    assert figures["details"] == history_selectors.player_stats(user=users[1])[0]["details"]

@@ -10,8 +10,8 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from games.history_models import GameRecord, PlayerStats, Rating
-from games.records import records_recompute
+from history.models import GameRecord, PlayerStats, Rating
+from history.services import records_recompute
 
 from .conftest import play
 

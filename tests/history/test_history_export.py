@@ -11,9 +11,10 @@ import random
 import pytest
 from django.core.management import CommandError, call_command
 
-from games import export, services
+from games import services
 from games.engines import KINDS
 from games.models import Round
+from history import export
 
 from .conftest import play, seats_for
 

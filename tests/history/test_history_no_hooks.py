@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from games import export, history, records, replay
-from games.history_models import GameRecord, Rating
+from history import export, replay, selectors
+from history import services as records
+from history.models import GameRecord, Rating
 
 from .conftest import client_for
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def no_hooks(monkeypatch):
-    for module in (records, history, replay, export):
+    for module in (records, selectors, replay, export):
         monkeypatch.setattr(module, "hook", lambda kind, name: None)
 
 
@@ -28,7 +29,7 @@ def test_everything_generic_works_without_hooks(no_hooks, finished_game, users):
         0 if s in g.winners else 1 for s in range(3)
     ]
     assert record.rated and Rating.objects.count() == 3
-    stats = history.player_stats(user=users[0])
+    stats = selectors.player_stats(user=users[0])
     assert stats[0]["games"] == 1 and stats[0]["details"] == []
     served, frames = replay.replay_frames(game=g, viewer="full")
     assert served == "spectator"

@@ -8,10 +8,12 @@ import random
 import pytest
 from django.core.management import call_command
 
-from games import ratings, records, services
-from games.history_models import GameRecord, PlayerStats, Rating
+from games import services
 from games.models import Game
-from games.ratings import game_is_rated
+from history import ratings
+from history import services as records
+from history.models import GameRecord, PlayerStats, Rating
+from history.ratings import game_is_rated
 
 from .conftest import play
 
@@ -141,7 +143,7 @@ def test_game_records_only_for_finished_games(users, start_game):
 def test_a_failing_stats_hook_does_not_stop_a_game_from_finishing(
     finished_game, users, monkeypatch, caplog
 ):
-    from games.hooks import hook
+    from history.hooks import hook
 
     stats = hook("crisp", "stats")
     working = stats.seat_counters

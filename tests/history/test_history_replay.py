@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from games import replay, selectors, services
+from games import selectors, services
 from games.engines import KINDS, engine_for
 from games.errors import ServiceError
-from games.hooks import hook
 from games.models import Event, Game
+from history import replay
+from history.hooks import hook
 
 from .conftest import client_for, play, seats_for
 
@@ -272,7 +273,7 @@ def test_a_game_ended_by_the_admin_replays_with_its_status(users, start_game, fa
 
 
 def test_a_game_without_logged_calls_has_no_replay(finished_game):
-    from games.history_models import EngineCall
+    from games.models import EngineCall
 
     g = finished_game(seed=4)
     EngineCall.objects.filter(game=g).delete()

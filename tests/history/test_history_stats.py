@@ -6,9 +6,10 @@ import random
 
 import pytest
 
-from games import history, services
-from games.history_models import GameRecord, PlayerStats
+from games import services
 from games.models import Event, Game
+from history import selectors as history_selectors
+from history.models import GameRecord, PlayerStats
 
 from .conftest import play
 
@@ -32,7 +33,7 @@ def test_crisp_counters_agree_with_the_results(finished_game, seed):
 
 def test_a_players_figures_across_games(finished_game, users):
     games = [finished_game(seed=s, players=users[:2]) for s in range(3)]
-    stats = history.player_stats(user=users[0])[0]
+    stats = history_selectors.player_stats(user=users[0])[0]
     wins = sum(1 for g in games if 0 in g.winners)
     assert (stats["games"], stats["wins"]) == (3, wins)
     assert stats["win_rate"] == round(wins / 3, 4)
@@ -129,7 +130,7 @@ def test_cribbage_figures_from_a_stacked_29(users, fake_clock, seed):
     first = next(e.data for e in events if e.type == "show" and e.data["seat"] == pone)
     assert first["points"] == 29 and first["cards"] == TWENTY_NINE
     user = g.seats.get(number=pone).user
-    figures = next(s for s in history.player_stats(user=user) if s["kind"] == "cribbage")
+    figures = next(s for s in history_selectors.player_stats(user=user) if s["kind"] == "cribbage")
     details = {d["key"]: d["value"] for d in figures["details"]}
     c = record.counters[pone]
     assert details == {
@@ -191,7 +192,9 @@ def test_triple_crown_figures_from_a_stacked_double_stakes(users, fake_clock, se
             assert (c[role], c[f"{role}_made"]) == (len(results), sum(results)), role
     assert record.counters[ds]["double_made"] >= 1
     user = g.seats.get(number=ds).user
-    figures = next(s for s in history.player_stats(user=user) if s["kind"] == "triple_crown")
+    figures = next(
+        s for s in history_selectors.player_stats(user=user) if s["kind"] == "triple_crown"
+    )
     details = {d["key"]: d["value"] for d in figures["details"]}
     c = record.counters[ds]
     assert details["double_won"] == c["double_made"] >= 1

@@ -46,8 +46,8 @@ from django.test import Client
 
 from games import services
 from games.engines import KINDS
-from games.export import verify
 from games.models import Event, Game
+from history.export import verify
 
 from .conftest import client_for, play
 

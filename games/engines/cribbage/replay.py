@@ -29,7 +29,7 @@ to live redaction cannot silently change what history reveals.  Both build new J
 
 These speak for a round that reached its end (``ROUND_END_EVENT``).  A round the game stopped in
 -- abandoned, or ended by an admin -- never had its cards turned face up; the platform shows it
-as a spectator saw it instead (``games/replay.py``: ``full_state`` / ``full_event``).
+as a spectator saw it instead (``history/replay.py``: ``full_state`` / ``full_event``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ The full form of an event is the stored event with only ``round_dealt.deck`` nul
 
 These speak for a round that reached its end (``ROUND_END_EVENT``).  A round the game stopped in
 -- abandoned, or ended by an admin -- never had its cards turned face up; the platform shows it
-as a spectator saw it instead (``games/replay.py``: ``full_state`` / ``full_event``).
+as a spectator saw it instead (``history/replay.py``: ``full_state`` / ``full_event``).
 """
 
 from __future__ import annotations

@@ -48,10 +48,9 @@ from games import clock
 from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
-from games.history_models import EngineCall
-from games.hooks import hook
-from games.models import Event, Game, Seat
+from games.models import EngineCall, Event, Game, Seat
 from games.selectors import stopped_view
+from history.hooks import hook
 
 __all__ = [
     "FULL",

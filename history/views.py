@@ -1,7 +1,7 @@
 """The after-game pages: public player profiles, leaderboards and the replay page.
 
-Thin, like ``games.views``: reads go through ``games.history`` / ``games.ratings`` /
-``games.replay``.  The replay page is a shell: ``static/js/replay/player.js`` fetches the frames
+Thin, like ``games.views``: reads go through ``history.selectors`` / ``history.ratings`` /
+``history.replay``.  The replay page is a shell: ``static/js/replay/player.js`` fetches the frames
 from the API and hands each to the game's renderer (``static/js/replay/README.md``).
 """
 
@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from games import history, ratings, replay
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.errors import ServiceError
+from history import ratings, replay, selectors
 
 _PAGE = 20
 
@@ -32,22 +32,22 @@ def _kinds() -> list[dict[str, str]]:
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     """A player's public page: statistics, ratings and games (``?kind=``, ``?page=``)."""
     try:
-        user = history.player_by_username(username)
+        user = selectors.player_by_username(username)
     except ServiceError:
         raise Http404(_("No such player.")) from None
     kind = request.GET.get("kind")
     if kind not in KINDS:
         kind = None
     viewer = request.user if request.user.is_authenticated else None
-    games = history.player_games(user=user, viewer=viewer, kind=kind)
+    games = selectors.player_games(user=user, viewer=viewer, kind=kind)
     page = Paginator(games, _PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         "history/profile.html",
         {
-            "player": history.player_profile(user=user, viewer=viewer),
+            "player": selectors.player_profile(user=user, viewer=viewer),
             "page": page,
-            "rows": [history.history_row(g, user) for g in page.object_list],
+            "rows": [selectors.history_row(g, user) for g in page.object_list],
             "kinds": _kinds(),
             "kind_filter": kind,
         },
@@ -97,7 +97,7 @@ def replay_page(request: HttpRequest, game_id: int) -> HttpResponse:
         return redirect("games:lobby")
     seats = list(game.seats.select_related("user").order_by("number"))
     you = next((s.number for s in seats if s.user_id == request.user.pk), None)
-    # Only the points of view this reader may open (games.replay.seat_views).
+    # Only the points of view this reader may open (history.replay.seat_views).
     mine = set(replay.seat_views(game, request.user))
     seat_choices = [s for s in seats if s.number in mine]
     boot: dict[str, Any] = {
@@ -142,7 +142,7 @@ def replay_page(request: HttpRequest, game_id: int) -> HttpResponse:
             "seat_choices": seat_choices,
             "you": you,
             "boot": boot,
-            "results": history.results_table(game),
+            "results": selectors.results_table(game),
             "export_url": reverse("games_api:export", args=[game.pk]),
             "renderer_js": renderer_js,
             "renderer_css": f"css/{game.kind}.css",

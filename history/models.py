@@ -1,19 +1,15 @@
-"""Persistence for what happens after a game: the engine-call log, game records, ratings, stats.
+"""The history app's tables: what a finished game leaves behind -- records, ratings, statistics.
 
-Imported at the end of ``games.models`` (so Django registers these models in the ``games`` app)
-and kept in their own module so the history feature stays one self-contained piece.
+Moved out of the ``games`` app (issue 23) with their tables: each model keeps the table name it
+had there (``db_table``), so an existing database keeps its rows (migrations ``games`` 0007 and
+``history`` 0001 move them in Django's state only).  The engine-call log that replays read,
+``games.models.EngineCall``, stays with the game: the service layer writes it with every change.
 
-* ``EngineCall`` -- one row per engine change (``Game.version``), saying exactly what the engine
-  was asked: ``new_game`` (with the full engine settings and seat count), ``apply`` (seat and
-  action wire form), ``fire`` (deadline key) or ``advance``, and at which instant.  ``Game.state``
-  is kept current only; replaying these calls from ``new_game`` with ``Game.seed`` rebuilds the
-  state at every version exactly (the engine is deterministic), which is what replays and the
-  export verifier do.  SECRET together with the seed (an action never carries a hidden card, but
-  the audit export that contains these rows is staff-only anyway).
-* ``GameRecord`` -- one row per finished game, written in the finishing transaction: the
-  placements, the per-seat statistics counters (the kind's ``stats`` hook over the stored
-  events) and the rating change.  Its uniqueness per game is what makes the after-game
-  bookkeeping happen exactly once, however often the finishing path runs.
+* ``GameRecord`` -- one row per finished game, written in the finishing transaction (on the
+  ``games.signals.game_finished`` signal): the placements, the per-seat statistics counters (the
+  kind's ``stats`` hook over the stored events) and the rating change.  Its uniqueness per game
+  is what makes the after-game bookkeeping happen exactly once, however often the finishing path
+  runs.
 * ``Rating`` -- a player's current openskill rating for one kind (mu, sigma, ordinal).
 * ``PlayerStats`` -- the per (player, kind) sums of ``GameRecord`` counters: a cache, rebuilt
   from the records (themselves derived from the events) by ``manage.py history_recompute``.
@@ -25,38 +21,6 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-
-
-class EngineCall(models.Model):
-    """What the engine was asked to produce one version of a game (replay material)."""
-
-    class Call(models.TextChoices):
-        NEW_GAME = "new_game", "new_game"
-        APPLY = "apply", "apply"
-        FIRE = "fire", "fire"
-        ADVANCE = "advance", "advance"
-
-    game = models.ForeignKey("games.Game", on_delete=models.CASCADE, related_name="engine_calls")
-    version = models.PositiveIntegerField()
-    call = models.CharField(max_length=10, choices=Call.choices)
-    at = models.BigIntegerField(help_text="The engine's now, ms since the epoch.")
-    seat = models.PositiveSmallIntegerField(null=True, blank=True)
-    action = models.JSONField(null=True, blank=True)
-    key = models.CharField(max_length=100, blank=True)
-    # new_game only: the engine's full Settings.to_json() (timers included) and the seat count.
-    settings = models.JSONField(null=True, blank=True)
-    seats = models.PositiveSmallIntegerField(null=True, blank=True)
-    # new_game only, and only when decks were stacked (tests, the admin): the rounds' decks.
-    decks = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["game", "version"]
-        constraints = [
-            models.UniqueConstraint(fields=["game", "version"], name="engine_call_unique_version")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.call} → v{self.version} (game #{self.game_id})"
 
 
 class GameRecord(models.Model):
@@ -76,6 +40,7 @@ class GameRecord(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "games_gamerecord"  # its name in the games app, where it was created
         ordering = ["id"]
         verbose_name = _("game record")
         verbose_name_plural = _("game records")
@@ -99,6 +64,7 @@ class Rating(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "games_rating"  # its name in the games app, where it was created
         ordering = ["kind", "-ordinal"]
         constraints = [models.UniqueConstraint(fields=["user", "kind"], name="rating_unique")]
         indexes = [models.Index(fields=["kind", "-ordinal"], name="rating_board")]
@@ -122,6 +88,7 @@ class PlayerStats(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "games_playerstats"  # its name in the games app, where it was created
         constraints = [models.UniqueConstraint(fields=["user", "kind"], name="stats_unique")]
         verbose_name = _("player statistics")
         verbose_name_plural = _("player statistics")

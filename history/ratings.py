@@ -8,12 +8,12 @@ Why these choices:
 * **Shown with uncertainty** -- ``mu`` (skill estimate), ``sigma`` (its uncertainty) and the
   ``ordinal`` ``mu - 3 sigma`` (openskill's conservative estimate, what leaderboards sort by).
   A rating is **provisional** until ``HISTORY_PROVISIONAL_GAMES`` rated games (default 5).
-* **When** -- inside the game's finishing transaction (``games.records.game_record_finish``,
-  called by the service layer under the game's row lock), not in a Celery task after commit:
-  the rating is part of the game's result, so it commits or rolls back with it and no outbox or
-  retry machinery is needed for "exactly once"; the work is a few rows and microseconds of
-  arithmetic.  The once-per-game ``GameRecord`` row (unique per game) makes a second run of the
-  finishing path a no-op.
+* **When** -- inside the game's finishing transaction (``history.services.game_record_finish``,
+  on the ``games.signals.game_finished`` the service layer sends under the game's row lock),
+  not in a Celery task after commit: the rating is part of the game's result, so it commits or
+  rolls back with it and no outbox or retry machinery is needed for "exactly once"; the work is
+  a few rows and microseconds of arithmetic.  The once-per-game ``GameRecord`` row (unique per
+  game) makes a second run of the finishing path a no-op.
 * **Order** -- the players' ``Rating`` rows are locked (``SELECT … FOR UPDATE``, by user id)
   *before* the game's record is inserted, so two games sharing a player are rated one after the
   other and their records' ids follow that order; ``ratings_recompute`` replays the records in
@@ -38,7 +38,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from openskill.models import PlackettLuce
 
-from games.history_models import GameRecord, Rating
+from history.models import GameRecord, Rating
 
 __all__ = [
     "game_is_rated",

@@ -1,6 +1,6 @@
-"""Admin pages of the after-game models: read-only, like the event log (imported from
-``games.admin``).  Records, ratings and statistics are derived data: they are rebuilt with
-``manage.py history_recompute``, never edited by hand."""
+"""Admin pages of the after-game models: read-only, like the games app's event log.  Records,
+ratings and statistics are derived data: they are rebuilt with ``manage.py history_recompute``,
+never edited by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from games.history_models import GameRecord, PlayerStats, Rating
+from history.models import GameRecord, PlayerStats, Rating
 
 
 class _ReadOnly(admin.ModelAdmin):

@@ -1,9 +1,11 @@
 """After a game finishes: its record, its players' statistics and ratings, exactly once.
 
-``game_record_finish`` is called by the service layer in the transaction that finishes a game
-(``_engine_change`` when the engine says "finished", ``game_end_now``), under the game's row
-lock.  Everything it writes is derived from what the game stored (seats' scores, winners, the
-engine events through the kind's ``stats`` hook), so ``records_recompute`` can rebuild it all.
+``game_record_finish`` runs on the games app's ``game_finished`` signal (connected in
+``history.apps.HistoryConfig.ready``), which the service layer sends in the transaction that
+finishes a game (``_engine_change`` when the engine says "finished", ``game_end_now``), under
+the game's row lock.  Everything it writes is derived from what the game stored (seats' scores,
+winners, the engine events through the kind's ``stats`` hook), so ``records_recompute`` can
+rebuild it all.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from games import ratings
 from games.engines.base import Event as EngineEvent
-from games.history_models import GameRecord, PlayerStats
-from games.hooks import hook
 from games.models import Event, Game, Seat
+from history import ratings
+from history.hooks import hook
+from history.models import GameRecord, PlayerStats
 
-__all__ = ["combine_counters", "game_counters", "game_record_finish", "records_recompute"]
+__all__ = [
+    "combine_counters",
+    "game_counters",
+    "game_record_finish",
+    "on_game_finished",
+    "records_recompute",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +114,7 @@ def game_record_finish(*, game: Game) -> GameRecord | None:
 
     Idempotent: a game that already has its record gets that record back and nothing changes
     (the finishing path may run twice).  Caller holds the game's row lock, inside the
-    finishing transaction (see ``games.ratings`` for why it is not an after-commit task).
+    finishing transaction (see ``history.ratings`` for why it is not an after-commit task).
 
     A failure here (say a bug in a kind's stats hook) must not stop the game from finishing:
     it is logged, its writes are rolled back to a savepoint, and None is returned; the game has
@@ -118,6 +126,12 @@ def game_record_finish(*, game: Game) -> GameRecord | None:
     except Exception:
         logger.exception("could not file the record of game %s", game.pk)
         return None
+
+
+def on_game_finished(sender: type, *, game: Game, **kwargs: Any) -> None:
+    """``games.signals.game_finished``'s receiver: file the game's record in the finishing
+    transaction, exactly as when the service layer called ``game_record_finish`` itself."""
+    game_record_finish(game=game)
 
 
 def _record_finish(game: Game) -> GameRecord:

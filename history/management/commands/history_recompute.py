@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from games.records import records_recompute
+from history.services import records_recompute
 
 
 class Command(BaseCommand):

@@ -15,12 +15,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from games import ratings
 from games.engines import KINDS, engine_for
 from games.errors import ServiceError
-from games.history_models import PlayerStats, Rating
-from games.hooks import hook
 from games.models import Game, Round
+from history import ratings
+from history.hooks import hook
+from history.models import PlayerStats, Rating
 
 __all__ = [
     "game_rounds",

@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from games.errors import ServiceError
-from games.export import game_export, verify
 from games.models import Game
+from history.export import game_export, verify
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 """The after-game API: players' profiles and histories, leaderboards, a game's rounds, replay
-frames and exports (docs/API.md, "After the game").  One small view per read, as in
-``games.api.views``; bodies are built by ``games.history`` / ``games.replay`` / ``games.export``
-(redaction through the engine), refusals are ``{code, detail}``.
+frames and exports (docs/API.md, "After the game"; routes in ``history.api_urls``).  One small
+view per read, as in ``games.api.views``; bodies are built by ``history.selectors`` /
+``history.replay`` / ``history.export`` (redaction through the engine), refusals are
+``{code, detail}``.
 
 Profiles and leaderboards are public (nothing private is in them: no email, no token, no
 private game the viewer did not sit at); replays and exports need a signed-in user who may see
@@ -22,10 +23,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import export, history, ratings, replay, selectors
+from games import selectors as games_selectors
 from games.api.serializers import ErrorSerializer
 from games.engines import KINDS, engine_for
 from games.errors import ServiceError
+from history import export, ratings, replay, selectors
 
 _MAX_FRAMES = 1000
 
@@ -237,8 +239,8 @@ class PlayerProfileApi(APIView):
         description="A player's public profile: statistics per game and ratings.",
     )
     def get(self, request: Request, username: str) -> Response:
-        user = history.player_by_username(username)
-        return Response(history.player_profile(user=user, viewer=request.user))
+        user = selectors.player_by_username(username)
+        return Response(selectors.player_profile(user=user, viewer=request.user))
 
 
 class PlayerGamesApi(APIView):
@@ -252,11 +254,11 @@ class PlayerGamesApi(APIView):
         "only if you sat at them).",
     )
     def get(self, request: Request, username: str) -> Response:
-        user = history.player_by_username(username)
+        user = selectors.player_by_username(username)
         q = _valid(HistoryQuery, request.query_params.dict())
-        qs = history.player_games(user=user, viewer=request.user, kind=q.get("kind"))
+        qs = selectors.player_games(user=user, viewer=request.user, kind=q.get("kind"))
         games, meta = _page(qs, q["page"], q["page_size"])
-        return Response({**meta, "results": [history.history_row(g, user) for g in games]})
+        return Response({**meta, "results": [selectors.history_row(g, user) for g in games]})
 
 
 class LeaderboardApi(APIView):
@@ -300,10 +302,10 @@ class GameRoundsApi(APIView):
         description="The game's finished rounds: each round's scores and the totals after it.",
     )
     def get(self, request: Request, game_id: int) -> Response:
-        game = selectors.game_for_user(
+        game = games_selectors.game_for_user(
             game_id=game_id, user=request.user, invite_code=request.query_params.get("invite_code")
         )
-        return Response({"game_id": game.pk, "rounds": history.game_rounds(game)})
+        return Response({"game_id": game.pk, "rounds": selectors.game_rounds(game)})
 
 
 def _seats(game: Any) -> list[dict[str, Any]]:

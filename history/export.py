@@ -21,13 +21,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from games import clock, replay
+from games import clock
 from games.engines import KINDS, engine_for
 from games.engines.base import Event as EngineEvent
-from games.history import game_rounds
-from games.history_models import EngineCall
-from games.hooks import hook
-from games.models import Event, Game
+from games.models import EngineCall, Event, Game
+from history import replay
+from history.hooks import hook
+from history.selectors import game_rounds
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Report", "game_export", "game_notation", "verify"]
 

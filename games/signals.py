@@ -1,0 +1,16 @@
+"""What the games app tells other apps, so that they depend on it and never the other way round.
+
+``game_finished`` is sent by the service layer in the transaction that finishes a game (the
+engine said "finished", or staff ended it now), under the game's row lock, with ``game=`` the
+finished ``Game``.  A receiver's writes are therefore committed or rolled back with the game's
+end; the history app files the game's record, statistics and ratings on it
+(``history.apps.HistoryConfig.ready``).  Sent with ``send``, not ``send_robust``: a receiver
+that must not stop a game from finishing catches its own errors.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+#: Sent with ``sender=Game, game=<the finished Game>`` inside the finishing transaction.
+game_finished = Signal()
