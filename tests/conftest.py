@@ -22,13 +22,12 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from crisp_site import embedded_redis
+from tests.depth import PROFILE
 
 _UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 hypothesis_settings.register_profile("default", **_UNTIMED)
 hypothesis_settings.register_profile("ci", print_blob=True, **_UNTIMED)
-hypothesis_settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
-)
+hypothesis_settings.load_profile(PROFILE)  # random-game counts follow it too (tests/depth.py)
 
 
 @pytest.fixture(scope="session", autouse=True)
