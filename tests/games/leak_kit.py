@@ -147,9 +147,10 @@ def play_and_check(
             services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
             t.stats["fires"] += 1
         else:
+            move = None
             if rng.random() < t.p_bad:
                 seat, c = rng.choice(seats)
-                action = t.bad_move(rng, seat)
+                move = (seat, c, t.bad_move(rng, seat))
             else:
                 t.before_options(fake_clock.ms)
                 options = []
@@ -157,18 +158,19 @@ def play_and_check(
                     body = c.get(base + "actions/").json()
                     t.check_actions(body, seat, fake_clock.ms)
                     options += [(seat, c, a) for a in body["actions"]]
-                if not options:
-                    continue
-                seat, c, action = rng.choice(options)
-            r = c.post(base + "actions/", {"action": action}, format="json")
-            assert r.status_code < 500, r.content
-            t.refresh()
-            if r.status_code == 200:
-                t.stats["acts"] += 1
-                t.check_act(r.json(), seat)
-            else:
-                t.stats["refusals"] += 1
-                t.check_refusal(r.json(), seat, action)
+                if options:
+                    move = rng.choice(options)
+            if move is not None:
+                seat, c, action = move
+                r = c.post(base + "actions/", {"action": action}, format="json")
+                assert r.status_code < 500, r.content
+                t.refresh()
+                if r.status_code == 200:
+                    t.stats["acts"] += 1
+                    t.check_act(r.json(), seat)
+                else:
+                    t.stats["refusals"] += 1
+                    t.check_refusal(r.json(), seat, action)
         t.refresh()
         for seat, c in clients:
             t.check_state(c.get(base + "state/").json(), seat)
