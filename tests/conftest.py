@@ -53,8 +53,9 @@ def redis_server() -> Iterator[str]:
 TIMEOUT_SCALE = float(os.environ.get("CRISP_TEST_TIMEOUT_SCALE", "3"))
 
 
-#: Seconds each slow module took in one measured run (issue 20; README "Tests"), for the order
-#: below: only the ratios matter. A browser or live module not listed counts as `UNLISTED`.
+#: Rough seconds each slow module takes on a quiet machine (issue 20's measurements, scaled from
+#: loaded runs; README "Tests"), for the order below: only the ratios matter. A browser or live
+#: module not listed counts as `UNLISTED`.
 SLOW_MODULES = {
     "tests/history/test_history_replay.py": 170,
     "tests/history/test_replay_leaks.py": 60,
