@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, ask, bot_for
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
 from games.bots.arena import play_game
 from games.bots.cribbage import BOTS, Determiniser, MediumBot, discard_values, track
 from games.engines import cribbage as engine
@@ -45,6 +45,7 @@ from games.engines.cribbage import (
     pending_deadlines,
     view,
 )
+from tests.referee import referee_states
 
 KIND = "cribbage"
 
@@ -71,41 +72,9 @@ class _Sleepy(Bot):
 def _states(
     bots: list[Bot], *, seed: str, cfg: Settings, think_ms: int = 300
 ) -> Iterator[tuple[GameState, list[Memory], int]]:
-    """A referee like ``games.bots.arena``: yields the true state, both memories and ``now``
-    after every change; each memory is fed exactly what the seat's socket would carry."""
-    st, ev = new_game(seats=2, settings=cfg, seed=seed, now=0)
-    mems = [Memory(KIND, i, salt=f"{seed}:{i}") for i in range(2)]
-    rng = random.Random(seed)
-    rngs = [random.Random(rng.getrandbits(32)) for _ in range(2)]
-    now = 0
-
-    def feed(events: list[Any]) -> None:
-        for i, m in enumerate(mems):
-            m.observe(view=view(st, i, now), events=[event_view(e, i) for e in events])
-
-    feed(ev)
-    yield st, mems, now
-    last = 0
-    for _ in range(5000):
-        if st.status != "playing":
-            return
-        acted = False
-        for k in range(2):
-            i = (last + k) % 2
-            wire = ask(bots[i], mems[i], now, rngs[i])
-            if wire is None:
-                continue
-            st, ev = apply(st, i, Action.from_wire(wire), now)
-            feed(ev)
-            last, acted = i, True
-            now += think_ms
-            break
-        if not acted:
-            now = max(now, pending_deadlines(st)[0].at)
-            st, ev = advance(st, now)
-            feed(ev)
-        yield st, mems, now
-    raise AssertionError("the game did not end")
+    """The tests' one referee (tests/referee.py, playing as ``games.bots.arena`` does): yields
+    the true state, every memory and ``now`` after every change."""
+    return referee_states(KIND, bots, seed=seed, settings=cfg, think_ms=think_ms, max_steps=5000)
 
 
 def _check_seat(state: GameState, memory: Memory, now: int, rng: random.Random) -> None:

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, ask, bot_for
+from games.bots import LEVELS, Bot, Budget, Memory, ObservationError, bot_for
 from games.bots.arena import play_game
 from games.bots.triple_crown import BOTS, Determiniser, crown_beliefs, track
 from games.engines import triple_crown as engine
@@ -36,7 +36,6 @@ from games.engines.triple_crown import (
     Action,
     GameState,
     Settings,
-    advance,
     apply,
     event_view,
     legal_actions,
@@ -45,6 +44,7 @@ from games.engines.triple_crown import (
     roles_for,
     view,
 )
+from tests.referee import referee_states
 
 KIND = "triple_crown"
 
@@ -71,41 +71,9 @@ class _Sleepy(Bot):
 def _states(
     bots: list[Bot], *, seed: str, cfg: Settings, think_ms: int = 300
 ) -> Iterator[tuple[GameState, list[Memory], int]]:
-    """A referee like ``games.bots.arena``: yields the true state, the four memories and
-    ``now`` after every change; each memory is fed exactly what its seat's socket carries."""
-    st, ev = new_game(seats=4, settings=cfg, seed=seed, now=0)
-    mems = [Memory(KIND, i, salt=f"{seed}:{i}") for i in range(4)]
-    rng = random.Random(seed)
-    rngs = [random.Random(rng.getrandbits(32)) for _ in range(4)]
-    now = 0
-
-    def feed(events: list[Any]) -> None:
-        for i, m in enumerate(mems):
-            m.observe(view=view(st, i, now), events=[event_view(e, i) for e in events])
-
-    feed(ev)
-    yield st, mems, now
-    last = 0
-    for _ in range(5000):
-        if st.status != "playing":
-            return
-        acted = False
-        for k in range(4):
-            i = (last + k) % 4
-            wire = ask(bots[i], mems[i], now, rngs[i])
-            if wire is None:
-                continue
-            st, ev = apply(st, i, Action.from_wire(wire), now)
-            feed(ev)
-            last, acted = i, True
-            now += think_ms
-            break
-        if not acted:
-            now = max(now, pending_deadlines(st)[0].at)
-            st, ev = advance(st, now)
-            feed(ev)
-        yield st, mems, now
-    raise AssertionError("the game did not end")
+    """The tests' one referee (tests/referee.py, playing as ``games.bots.arena`` does): yields
+    the true state, every memory and ``now`` after every change."""
+    return referee_states(KIND, bots, seed=seed, settings=cfg, think_ms=think_ms, max_steps=5000)
 
 
 def _played(h: Any) -> list[list[str]]:

@@ -27,8 +27,8 @@ the rules over the stored, unredacted events (``Event.data``) -- never by the en
 A seat's view is for its own player and staff (``not_your_seat`` for anyone else; docs/API.md);
 whatever a reader is served is checked against what that reader may know, so an answer the
 rules allow passes whichever way the site decides who may open it.  The number of games per
-kind and end is ``REPLAY_AUDIT_GAMES`` (default 3: 27 games, about 35 s of CPU; raise it for a
-deeper audit).
+kind and end is ``REPLAY_AUDIT_GAMES`` if set, else 3 under the ``ci`` profile (27 games, about
+35 s of CPU) and 2 in a developer's run (tests/depth.py); raise it for a deeper audit.
 """
 
 from __future__ import annotations
@@ -48,12 +48,13 @@ from games import services
 from games.engines import KINDS
 from games.models import Event, Game
 from history.export import verify
+from tests.depth import depth
 
 from .conftest import client_for, play
 
 pytestmark = pytest.mark.django_db
 
-GAMES = int(os.environ.get("REPLAY_AUDIT_GAMES", "3"))
+GAMES = int(os.environ.get("REPLAY_AUDIT_GAMES") or depth(default=2, ci=3))
 ENDS = ("finished", "abandoned", "ended")
 CARD = re.compile(r"^(?:10|[A2-9TJQK])[SHDC]$")
 CARD_IN_TEXT = re.compile(r"(?<![0-9])(?:10|[A2-9TJQK])[SHDC](?![A-Za-z0-9])")

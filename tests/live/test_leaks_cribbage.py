@@ -3,7 +3,7 @@
 Random games are played through the sockets (acts) and the sweep (time), with both seats and a
 spectator listening. Every frame each receiver gets -- snapshots, updates, acks, errors,
 catch-ups after a reconnect, resyncs of old versions -- is checked against the knowledge tracker
-of ``tests/games/test_leak_cribbage.py`` (``Knowledge``), built from the *unredacted* stored
+of ``tests/games/leak_cribbage.py`` (``Knowledge``), built from the *unredacted* stored
 events; it does not call the engine's view code. An event is judged by what that event may say
 to that receiver; a state of version v by what was public at v plus the receiver's own cards.
 """
@@ -22,7 +22,8 @@ from channels.db import database_sync_to_async
 from games import services
 from games.engines.cribbage import GameState, legal_actions
 from games.models import Event, Game
-from tests.games.test_leak_cribbage import Knowledge, cards_in
+from tests.games.leak_cribbage import Knowledge
+from tests.games.leak_kit import cards_in
 from tests.live.conftest import communicator, make_user, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]

@@ -4,7 +4,7 @@ Random games -- random deals and deals stacked to be Double Stakes hands, the mo
 are played through the sockets (acts, refused acts too) and the sweep (time), with all four
 seats and a spectator listening. Every frame each receiver gets -- snapshots, updates, acks,
 errors, catch-ups after a reconnect or a resync -- is checked by the REST test's tracker
-(``tests.games.test_leak_triple_crown.Truth``: built from the unredacted stored events and
+(``tests.games.leak_triple_crown.Truth``: built from the unredacted stored events and
 snapshot, never from the engine's view code) at the frame's own version: cards (your 13 are
 yours, played cards public, all of a hand after its reveal) and roles (your own only in a Crown
 hand; the memo only to Double Stakes; everything at the reveal). A seat's state must also equal
@@ -23,7 +23,8 @@ from channels.db import database_sync_to_async
 from games import services
 from games.engines.triple_crown import GameState, legal_actions
 from games.models import Event, Game
-from tests.games.test_leak_triple_crown import Truth, cards_in, seeds
+from tests.games.leak_kit import cards_in
+from tests.games.leak_triple_crown import Truth, seeds
 from tests.live.conftest import communicator, make_user, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]

@@ -36,6 +36,7 @@ from games.engines.cribbage import (
     view,
 )
 from games.engines.cribbage.errors import CODES
+from tests.depth import depth
 
 RECEIVERS = (0, 1, None)
 SHOW_ORDER = ["pone", "dealer", "crib"]
@@ -299,7 +300,7 @@ class CribbageMachine(RuleBasedStateMachine):
 
 
 CribbageMachine.TestCase.settings = settings(
-    max_examples=40,
+    max_examples=depth(default=15, ci=40),
     stateful_step_count=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
@@ -308,10 +309,12 @@ TestC20C22C30CribbageMachine = CribbageMachine.TestCase
 
 
 def test_c22_c30_ce8_random_full_games_to_the_end() -> None:
-    """A few hundred whole games with random legal moves (and random waits, so timeouts
-    happen too), every invariant and C30 checked after every step."""
+    """Whole games with random legal moves (and random waits, so timeouts happen too), every
+    invariant and C30 checked after every step: 300 under the ``ci`` profile, 100 in a
+    developer's run (tests/depth.py)."""
+    games = depth(default=100, ci=300)
     finished = 0
-    for g in range(300):
+    for g in range(games):
         rng = random.Random(g)
         s = Settings(move_seconds=rng.choice([None, None, 30]))
         ref = Referee(f"full-{g}", s, 10**12, thorough=False)
@@ -327,7 +330,7 @@ def test_c22_c30_ce8_random_full_games_to_the_end() -> None:
         ref.check_shows()
         finished += 1
         assert max(ref.state.scores) == 121
-    assert finished == 300
+    assert finished == games
 
 
 def test_c30_the_knowledge_tracker_catches_a_leak() -> None:

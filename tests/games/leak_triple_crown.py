@@ -1,10 +1,10 @@
-"""Triple Crown over REST: no response carries a card or a role its receiver may not know.
+"""Triple Crown's part of the REST leak harness (tests/games/leak_kit.py): no response carries
+a card or a role its receiver may not know.
 
-Random games (random deals, and deals stacked to be Double Stakes hands) are played through the
-API -- random legal moves from the legal-actions endpoint, refused moves, random clock jumps with
-the move clock on, timers fired and swept -- and after every step every seat and a spectator
-fetch the state, the event log and their legal actions. Every payload (states, events, act
-results, refusals) is checked by ``Truth``, a tracker written here from the unredacted record
+Random games (random deals, and every other game a deal stacked to be a Double Stakes hand),
+with and without the move clock; besides the harness's reads, one reader a step fetches the
+game's lobby card and its games list, and every seat's state is compared with the spectator's.
+Every payload is checked by ``Truth``, a tracker written here from the unredacted record
 (``Event.data``, ``Game.state``) and the rules (rules/triple-crown.md T27); it never calls the
 engine's view code, and it works the roles out from the dealt hands itself.
 
@@ -25,41 +25,23 @@ from __future__ import annotations
 import copy
 import random
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-import pytest
+from rest_framework.test import APIClient
 
 from games import services
 from games.engines import triple_crown as tc
 from games.models import Event, Game
 
-from .conftest import client_for
+from .leak_kit import LeakTable, cards_in
 
-CARD = re.compile(r"\b[2-9TJQKA][SHDC]\b")
 ALL_CARDS = {r + s for r in "23456789TJQKA" for s in "SHDC"}
 #: The example in the engine's refusal of a malformed play (games/engines/triple_crown/actions.py).
 EXAMPLE_CARD = 'a card code such as "TD"'
 ROLE_CODES = {"high", "low", "team", "double", "opponent"}
 #: Role names written out in text (an error message, a log line), mapped to their codes.
 ROLE_WORDS = re.compile(r"\b(high|low|team)[\s_-]*crowns?\b", re.I)
-
-
-def cards_in(value: Any) -> set[str]:
-    """Every card code anywhere in a JSON value (whole strings, or words inside text)."""
-    found: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.update(CARD.findall(item))
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
 
 
 def role_marks(value: Any) -> set[str]:
@@ -284,173 +266,81 @@ def illegal_moves(rng: random.Random, hand_cards: list[str]) -> list[dict[str, A
     ]
 
 
-def play_and_check(users, spectator, fake_clock, rng: random.Random, seed: str, steps: int) -> dict:
-    move_seconds = rng.choice([None, 30])
-    game = services.game_create(
-        host=users[0], kind="triple_crown", settings={"move_seconds": move_seconds}
-    )
-    for u in users[1:4]:
-        services.game_join(game=game, user=u)
-    services.game_start(game=game, user=users[0], seed=seed, timers={"target_score": 6})
-    clients = [(i, client_for(u)) for i, u in enumerate(users[:4])]
-    spec = client_for(spectator)
-    base = f"/api/v1/games/{game.pk}/"
-    truth = Truth(game)
-    seen: dict[int | None, int] = defaultdict(int)
-    stats = defaultdict(int)
-    jumps = [0, 1, 700, 5000, 29_999, 30_000, 30_001, 31_000]
-    for step in range(steps):
+class TripleCrownTable(LeakTable):
+    kind = "triple_crown"
+    jumps: ClassVar[list[int]] = [0, 1, 700, 5000, 29_999, 30_000, 30_001, 31_000]
+    calm_jumps: ClassVar[list[int]] = [0]
+    p_sweep = 0.08
+    p_fire = 0.04
+    p_bad = 0.1
+    steps = 140
+
+    def __init__(self, game: Game, players: list[Any], clocked: bool, double: bool) -> None:
+        super().__init__(game, players, clocked)
+        self.truth = Truth(game)
+        self.double = double
+        self.views: dict[int | None, dict[str, Any]] = {}
+
+    @classmethod
+    def start(cls, users: list[Any], rng: random.Random, seed: str) -> TripleCrownTable:
+        double = rng.random() < 0.5
+        deal = seeds(1, f"tc-leak-ds-{seed}")[0] if double else f"tc-leak-{seed}"
+        move_seconds = rng.choice([None, 30])
+        game = services.game_create(
+            host=users[0], kind="triple_crown", settings={"move_seconds": move_seconds}
+        )
+        for u in users[1:4]:
+            services.game_join(game=game, user=u)
+        services.game_start(game=game, user=users[0], seed=deal, timers={"target_score": 6})
         game.refresh_from_db()
-        if game.status != "playing":
-            break
-        if move_seconds:
-            fake_clock.advance(rng.choice(jumps))
-        roll = rng.random()
-        if roll < 0.08:
+        return cls(game, users[:4], clocked=move_seconds is not None, double=double)
+
+    def refresh(self) -> None:
+        self.truth.refresh()
+
+    def bad_move(self, rng: random.Random, seat: int) -> dict[str, Any]:
+        return rng.choice(illegal_moves(rng, self.game.state["round"]["hands"][seat]))
+
+    def before_options(self, now: int) -> None:
+        if any(d["at"] <= now for d in self.game.deadlines):
+            # What a seat may do now is decided after the due timeouts (T24): let the sweep
+            # apply them, as the timers would, so the record is not behind.
             services.game_sweep()
-            stats["sweeps"] += 1
-        elif roll < 0.12 and game.deadlines:
-            services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
-            stats["fires"] += 1
-        else:
-            seat, c = rng.choice(clients) if roll < 0.22 else (None, None)
-            if seat is not None:
-                mine = game.state["round"]["hands"][seat]
-                action = rng.choice(illegal_moves(rng, mine))
-            else:
-                if any(d["at"] <= fake_clock.ms for d in game.deadlines):
-                    # What a seat may do now is decided after the due timeouts (T24): let the
-                    # sweep apply them, as the timers would, so the record is not behind.
-                    services.game_sweep()
-                    truth.refresh()
-                options = []
-                for s, cl in clients:
-                    body = cl.get(base + "actions/").json()
-                    truth.check_payload(body, s, "actions")
-                    options += [(s, cl, a) for a in body["actions"]]
-                if not options:
-                    continue
-                seat, c, action = rng.choice(options)
-            r = c.post(base + "actions/", {"action": action}, format="json")
-            truth.refresh()
-            if r.status_code == 200:
-                stats["acts"] += 1
-                body = r.json()
-                truth.check_events(body["events"], seat, "act events")
-                truth.check_view(body["state"]["state"], seat, "act state")
-            else:
-                stats["refusals"] += 1
-                assert r.status_code < 500, r.content
-                truth.check_payload(r.json(), seat, f"refusal of {action}", cards_in(action))
-        truth.refresh()
-        for seat, cl in [*clients, (None, spec)][step % 5 : step % 5 + 1]:
-            # The lobby card (seats, scores, status) and the lists: nothing of any hand.
-            truth.check_payload(cl.get(base).json(), seat, "game detail")
-            truth.check_payload(cl.get("/api/v1/games/", {"scope": "mine"}).json(), seat, "list")
-        spec_view = spec.get(base + "state/").json()["state"]
-        truth.check_view(spec_view, None, "spectator state")
-        for seat, c in [*clients, (None, spec)]:
-            since = 0 if step % 15 == 0 else seen[seat]
-            events = c.get(base + "events/", {"since": since}).json()["events"]
-            truth.check_events(events, seat, "events")
-            if events:
-                seen[seat] = events[-1]["seq"]
-            stats["payloads"] += 1
-            if seat is None:
-                continue
-            view = c.get(base + "state/").json()["state"]
-            truth.check_view(view, seat, "state")
-            if game.status == "playing":
-                truth.check_same_as_spectator(view, spec_view, seat, "state")
-            stats["payloads"] += 1
-    stats["hands"] = len(truth.hands)
-    stats["ds_hands"] = sum(1 for h in truth.hands.values() if h.ds is not None)
-    return stats
+            self.truth.refresh()
 
+    def check_actions(self, body: Any, seat: int, now: int) -> None:
+        self.truth.check_payload(body, seat, "actions")
 
-CASES = [f"tc-leak-{i}" for i in range(6)] + seeds(4, "tc-leak-ds")
+    def check_act(self, body: dict[str, Any], seat: int) -> None:
+        self.truth.check_events(body["events"], seat, "act events")
+        self.truth.check_view(body["state"]["state"], seat, "act state")
 
+    def check_refusal(self, body: Any, seat: int, action: dict[str, Any]) -> None:
+        self.truth.check_payload(body, seat, f"refusal of {action}", cards_in(action))
 
-@pytest.mark.parametrize("seed", CASES)
-def test_no_response_leaks_a_card_or_a_role(users, make_user, fake_clock, seed):
-    rng = random.Random(seed)
-    stats = play_and_check(users, make_user(), fake_clock, rng, seed, steps=140)
-    print(seed, dict(stats))
-    assert stats["payloads"] > 400 and stats["acts"] > 35 and stats["refusals"] > 2
-    if seed.startswith("tc-leak-ds"):
-        assert stats["ds_hands"] >= 1
+    def check_state(self, body: Any, seat: int | None) -> None:
+        view = body["state"]
+        self.truth.check_view(view, seat, "spectator state" if seat is None else "state")
+        self.views[seat] = view
 
+    def check_events(self, events: list[dict[str, Any]], seat: int | None, where: str) -> None:
+        self.truth.check_events(events, seat, where)
 
-# --- the tracker is not vacuous ------------------------------------------------------------------
-def _started(users, seed: str) -> Game:
-    game = services.game_create(host=users[0], kind="triple_crown", settings={})
-    for u in users[1:4]:
-        services.game_join(game=game, user=u)
-    services.game_start(game=game, user=users[0], seed=seed)
-    game.refresh_from_db()
-    return game
+    def check_reads(self, step: int, clients: list[tuple[int | None, APIClient]]) -> None:
+        self.game.refresh_from_db()
+        if self.game.status == Game.Status.PLAYING:
+            for seat, view in self.views.items():
+                if seat is not None:
+                    self.truth.check_same_as_spectator(view, self.views[None], seat, "state")
+        # The lobby card (seats, scores, status) and the lists: nothing of any hand.
+        seat, c = clients[step % len(clients)]
+        base = f"/api/v1/games/{self.game.pk}/"
+        self.truth.check_payload(c.get(base).json(), seat, "game detail")
+        self.truth.check_payload(c.get("/api/v1/games/", {"scope": "mine"}).json(), seat, "list")
+        self.views.clear()
 
-
-def test_tracker_catches_leaks(users, fake_clock):
-    game = _started(users, seeds(1, "tc-crown", double=False)[0])
-    truth = Truth(game)
-    h = truth.hands[1]
-    assert h.ds is None
-    api = client_for(users[0])
-    view = api.get(f"/api/v1/games/{game.pk}/state/").json()["state"]
-    truth.check_view(view, 0, "honest")  # the real view passes
-    # Another seat's cards in the state.
-    bad = copy.deepcopy(view)
-    bad["hands"][1] = h.dealt[1]
-    with pytest.raises(AssertionError, match="cards"):
-        truth.check_view(bad, 0, "cards")
-    # The raw deal event, as stored.
-    raw = [
-        {"seq": e.seq, "type": e.type, "data": e.data}
-        for e in Event.objects.filter(game=game, type="round_dealt")
-    ]
-    with pytest.raises(AssertionError):
-        truth.check_events(raw, 1, "raw deal")
-    # Another seat's role, as a flag on its seat or as words in a message.
-    other = next(s for s in range(4) if h.roles[s] != h.roles[0])
-    bad = copy.deepcopy(view)
-    bad["seat_roles"] = {str(other): h.roles[other]}
-    with pytest.raises(AssertionError, match="role"):
-        truth.check_view(bad, 0, "role flag")
-    word = {"high": "High Crown", "low": "Low Crown", "team": "Team Crown"}[h.roles[other]]
-    with pytest.raises(AssertionError, match="role"):
-        truth.check_payload({"detail": f"{word} may not do that"}, 0, "role words")
-    # A spectator told anybody's role.
-    with pytest.raises(AssertionError):
-        truth.check_payload({"role": h.roles[2]}, None, "spectator")
-    # A derived field only one seat gets.
-    bad = copy.deepcopy(view)
-    bad["partner_hint"] = other
-    spec = client_for(users[5]).get(f"/api/v1/games/{game.pk}/state/").json()["state"]
-    truth.check_same_as_spectator(view, spec, 0, "honest")
-    with pytest.raises(AssertionError, match="differs"):
-        truth.check_same_as_spectator(bad, spec, 0, "derived")
-
-
-def test_tracker_catches_a_memo_leak(users, fake_clock):
-    seed = seeds(1, "tc-memo")[0]
-    game = _started(users, seed)
-    truth = Truth(game)
-    ds = truth.hands[1].ds
-    services.game_act(
-        game=game,
-        user=users[ds],
-        action={"type": "declare", "trumps": "H", "memo": "high"},
-        expected_version=game.version,
-    )
-    truth.refresh()
-    raw = [
-        {"seq": e.seq, "type": e.type, "data": e.data}
-        for e in Event.objects.filter(game=game, type="declared")
-    ]
-    truth.check_events(raw, ds, "the declarer")  # its own memo: fine
-    other = (ds + 1) % 4
-    with pytest.raises(AssertionError, match="Double Stakes hand"):
-        truth.check_events(raw, other, "raw declared")
-    with pytest.raises(AssertionError):
-        truth.check_events(raw, None, "raw declared, spectator")
+    def coverage(self) -> None:
+        s = self.stats
+        assert s["payloads"] > 400 and s["acts"] > 35 and s["refusals"] > 2, dict(s)
+        if self.double:
+            assert sum(1 for h in self.truth.hands.values() if h.ds is not None) >= 1

@@ -1,0 +1,186 @@
+"""The one REST leak harness (issue 20): random games of any registered kind through the API,
+every response checked against the kind's own knowledge tracker.
+
+A random game is driven the same way for every game: random clock jumps (each kind's list holds
+its timers' exact boundaries), deadlines swept or fired at random, moves refused on purpose, and
+otherwise a random legal move of a random seat, taken from the legal-actions endpoint of every
+seat.  After every step every seat and a spectator fetch the state and the event log (from the
+start now and then, else since the last event they saw).  Every card code anywhere in any
+response -- values, keys, and words inside text -- is checked by the kind's ``LeakTable``: a
+tracker written from the rules over the unredacted truth (``Event.data``, ``Game.state``) that
+never calls the engine's view code (``tests/games/leak_<kind>.py``).
+
+How many games: ``CRISP_LEAK_GAMES`` (games per kind) if set, else 4 per kind under the
+``default`` profile and 8 under ``ci`` (tests/depth.py).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections import defaultdict
+from typing import Any, ClassVar
+
+from rest_framework.test import APIClient
+
+from games import services
+from games.models import Game
+from tests.depth import depth
+
+from .conftest import client_for
+
+#: A card code as a whole string or as a word inside a text (a reason, a log line).
+CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
+
+
+def leak_games() -> int:
+    """How many random games per kind the leak tests play (see the module's docstring)."""
+    if os.environ.get("CRISP_LEAK_GAMES"):
+        return int(os.environ["CRISP_LEAK_GAMES"])
+    return depth(default=4, ci=8)
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every card code anywhere in a JSON value: values, keys, and words inside strings."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(CARD.findall(item))
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found
+
+
+class LeakTable:
+    """One kind's part of the harness: how its random game starts, and the checks of its
+    tracker.  Subclasses set the class attributes and implement the ``check_*`` methods."""
+
+    kind: ClassVar[str]
+    #: Clock jumps (ms) while a move clock runs: its exact boundaries among them.
+    jumps: ClassVar[list[int]]
+    #: Jumps when the game has no move clock.
+    calm_jumps: ClassVar[list[int]] = [0, 1000]
+    #: Chances of a step: a sweep, else a fired deadline, else a refused move, else a move.
+    p_sweep: ClassVar[float] = 0.1
+    p_fire: ClassVar[float] = 0.06
+    p_bad: ClassVar[float] = 0.08
+    steps: ClassVar[int]
+
+    def __init__(self, game: Game, players: list[Any], clocked: bool) -> None:
+        self.game = game
+        self.players = players
+        self.clocked = clocked
+        self.stats: dict[str, int] = defaultdict(int)
+
+    # --- the game ------------------------------------------------------------------------------
+    @classmethod
+    def start(cls, users: list[Any], rng: random.Random, seed: str) -> LeakTable:
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        """Take in what the game stored since the last refresh."""
+        raise NotImplementedError
+
+    def bad_move(self, rng: random.Random, seat: int) -> dict[str, Any]:
+        """A move ``seat`` may not make now (or a malformed one)."""
+        raise NotImplementedError
+
+    def before_options(self, now: int) -> None:
+        """Before the seats are asked for their legal moves (a kind may apply due timeouts)."""
+
+    # --- the checks ----------------------------------------------------------------------------
+    def check_actions(self, body: Any, seat: int, now: int) -> None:
+        raise NotImplementedError
+
+    def check_act(self, body: dict[str, Any], seat: int) -> None:
+        """A move's 200 answer: its state and its events."""
+        raise NotImplementedError
+
+    def check_refusal(self, body: Any, seat: int, action: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def check_state(self, body: Any, seat: int | None) -> None:
+        """The state endpoint's answer to ``seat`` (None: a spectator)."""
+        raise NotImplementedError
+
+    def check_events(self, events: list[dict[str, Any]], seat: int | None, where: str) -> None:
+        raise NotImplementedError
+
+    def check_reads(self, step: int, clients: list[tuple[int | None, APIClient]]) -> None:
+        """Anything more a kind reads after each step (none by default)."""
+
+
+def play_and_check(
+    table_cls: type[LeakTable],
+    users: list[Any],
+    spectator: Any,
+    fake_clock: Any,
+    seed: str,
+    steps: int | None = None,
+) -> LeakTable:
+    """One random game of ``table_cls``'s kind through the API, every response checked, for
+    ``steps`` steps (the kind's own number by default) or to its end.  Returns the table, whose
+    ``stats`` say what was covered."""
+    rng = random.Random(seed)
+    t = table_cls.start(users, rng, seed)
+    game = t.game
+    seats = [(i, client_for(u)) for i, u in enumerate(t.players)]
+    clients: list[tuple[int | None, APIClient]] = [*seats, (None, client_for(spectator))]
+    base = f"/api/v1/games/{game.pk}/"
+    seen: dict[int | None, int] = defaultdict(int)
+    for step in range(steps or t.steps):
+        game.refresh_from_db()
+        if game.status != Game.Status.PLAYING:
+            break
+        fake_clock.advance(rng.choice(t.jumps if t.clocked else t.calm_jumps))
+        roll = rng.random()
+        if roll < t.p_sweep:
+            services.game_sweep()
+            t.stats["sweeps"] += 1
+        elif roll < t.p_sweep + t.p_fire and game.deadlines:
+            services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
+            t.stats["fires"] += 1
+        else:
+            move = None
+            if rng.random() < t.p_bad:
+                seat, c = rng.choice(seats)
+                move = (seat, c, t.bad_move(rng, seat))
+            else:
+                t.before_options(fake_clock.ms)
+                options = []
+                for seat, c in seats:
+                    body = c.get(base + "actions/").json()
+                    t.check_actions(body, seat, fake_clock.ms)
+                    options += [(seat, c, a) for a in body["actions"]]
+                if options:
+                    move = rng.choice(options)
+            if move is not None:
+                seat, c, action = move
+                r = c.post(base + "actions/", {"action": action}, format="json")
+                assert r.status_code < 500, r.content
+                t.refresh()
+                if r.status_code == 200:
+                    t.stats["acts"] += 1
+                    t.check_act(r.json(), seat)
+                else:
+                    t.stats["refusals"] += 1
+                    t.check_refusal(r.json(), seat, action)
+        t.refresh()
+        for seat, c in clients:
+            t.check_state(c.get(base + "state/").json(), seat)
+            since = 0 if step % 10 == 0 else seen[seat]
+            events = c.get(base + "events/", {"since": since}).json()["events"]
+            t.check_events(events, seat, "events")
+            if events:
+                seen[seat] = events[-1]["seq"]
+            t.stats["payloads"] += 2
+        t.check_reads(step, clients)
+    game.refresh_from_db()
+    t.stats["finished"] = game.status == Game.Status.FINISHED
+    return t
