@@ -278,6 +278,6 @@ def game_wake_bots(*, idle_ms: int = 10_000) -> int:
         engine = _engine(game)
         moves = _bot_moves(game, engine, engine.GameState.from_json(game.state), at)
         if moves:
-            importlib.import_module("games.tasks").schedule_bots(game.pk, game.version, moves)
+            importlib.import_module("games.scheduling").schedule_bots(game.pk, game.version, moves)
             woken += 1
     return woken

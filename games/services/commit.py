@@ -373,7 +373,7 @@ def _engine_change(
         seat_users={seat.number: seat.user_id for seat in seats} if seats is not None else None,
     )
     # Every pending deadline, not only the new ones: the timer queue deduplicates by key
-    # (games.tasks), and re-sending lets it recover a schedule it lost.
+    # (games.timers), and re-sending lets it recover a schedule it lost.
     _announce(
         game.pk,
         version,
@@ -514,7 +514,7 @@ def _bot_moves(
     game: Game, engine: ModuleType, state: Any, at_ms: int, seats: list[Seat] | None = None
 ) -> list[tuple[int, int]]:
     """``(seat, countdown ms)`` for every seat a computer plays that has something to do in a
-    moment: the live layer wakes each one after its think time (``games.tasks.schedule_bots``).
+    moment: the live layer wakes each one after its think time (``games.scheduling.schedule_bots``).
     A seat with nothing to do is woken by the next change instead.  ``seats``: the game's
     seats with their users, if already read (no query then).  Caller holds the lock."""
     if state.status != "playing":
@@ -560,8 +560,10 @@ def _announce(
 ) -> None:
     """Register the change's side effects to run after the commit, and only then.
 
-    The live layer's modules are imported inside the callbacks: they are loaded lazily (and
-    ``importlib`` looks in ``sys.modules`` first, so tests can stand in for them).  ``robust``
+    The live layer's two modules this hands over to (``games.broadcast``, ``games.scheduling``)
+    are looked up by name when the change commits: ``importlib`` looks in ``sys.modules``
+    first, so tests can stand in for them; neither imports the service layer back
+    (``tests/games/test_import_graph.py``).  ``robust``
     callbacks log instead of raising: a broadcast that fails after the commit must not turn a
     successful, committed change into an error response -- clients resync by version.
     ``change``: what was committed, so the broadcast need not read it back.
@@ -571,10 +573,10 @@ def _announce(
         importlib.import_module("games.broadcast").game_changed(game_id, version, change)
 
     def schedule() -> None:
-        importlib.import_module("games.tasks").schedule_deadlines(game_id, deadlines)
+        importlib.import_module("games.scheduling").schedule_deadlines(game_id, deadlines)
 
     def wake_bots() -> None:
-        importlib.import_module("games.tasks").schedule_bots(game_id, version, bot_moves or [])
+        importlib.import_module("games.scheduling").schedule_bots(game_id, version, bot_moves or [])
 
     transaction.on_commit(broadcast, robust=True)
     if deadlines:

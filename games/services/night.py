@@ -209,7 +209,7 @@ def game_leave_playing(*, game: Game | int, user: AbstractBaseUser) -> Game:
             version = g.version
 
             def wake() -> None:
-                importlib.import_module("games.tasks").schedule_bots(g.pk, version, moves)
+                importlib.import_module("games.scheduling").schedule_bots(g.pk, version, moves)
 
             transaction.on_commit(wake, robust=True)
     return g
