@@ -733,10 +733,10 @@ def profile(stack: Stack, seconds: float, logs: Path, tag: str) -> dict[str, Pat
 PROFILE_KINDS = (
     ("_act (games/consumers.py", "an action over a socket (service layer, its queries, the ack)"),
     ("_catch_up (games/consumers.py", "a socket's catch-up from the database (resync, connect)"),
-    ("fire (games/timers.py", "a timer (service layer and its queries)"),
+    ("fire_timer (games/tasks.py", "a timer (service layer and its queries)"),
     ("fire_deadline (games/tasks.py", "a timer task (service layer and its queries)"),
     ("run (games/timers.py", "the timer loop (popping due entries)"),
-    ("enqueue_deadlines (games/tasks.py", "scheduling timers (ZADD)"),
+    ("enqueue_deadlines (games/scheduling.py", "scheduling timers (ZADD)"),
     ("_broadcast (games/broadcast.py", "broadcast: reading the table, frames, channel layer"),
     ("sweep (games/tasks.py", "the sweep (beat, every 2 s)"),
     ("bot_move (games/tasks.py", "computer players"),

@@ -60,9 +60,9 @@ def _freeze_long_lived_objects(**_kwargs: Any) -> None:
 @worker_process_init.connect  # a prefork child, or a solo pool's process
 def _start_timers_in_this_process(**_kwargs: Any) -> None:
     """Fire due deadlines from this process (games/timers.py): where the tasks run."""
-    from games import timers
+    from games import tasks, timers
 
-    timers.start_loop()
+    timers.start_loop(tasks.fire_timer)
 
 
 @worker_ready.connect
@@ -73,9 +73,9 @@ def _start_timers_in_a_threads_pool(sender: Any = None, **_kwargs: Any) -> None:
     from celery.concurrency.thread import TaskPool
 
     if isinstance(getattr(sender, "pool", None), TaskPool):
-        from games import timers
+        from games import tasks, timers
 
-        timers.start_loop()
+        timers.start_loop(tasks.fire_timer)
 
 
 @worker_shutting_down.connect  # the main process (a threads or solo pool's loop lives here)

@@ -90,7 +90,7 @@ class Game(models.Model):
 
     # Pending engine deadlines, [{"key", "kind", "at"}] ordered by "at" (ms), and the earliest
     # *timer* as a datetime, indexed, so the periodic sweep finds overdue games with one index
-    # scan (an engine's silent deadlines have no timer: services._timers).
+    # scan (an engine's silent deadlines have no timer: services.commit._timers).
     deadlines = models.JSONField(default=list, blank=True, editable=False)
     next_deadline_at = models.DateTimeField(null=True, blank=True, db_index=True, editable=False)
     # When a person last moved themselves (not a timer, not a computer player): games nobody

@@ -1,11 +1,12 @@
-"""Timers and the periodic sweep.
+"""The Celery tasks: what a worker runs, each asking the service layer.
 
 (Every deadline the service layer passes: an engine's silent deadlines -- Crisp's
-``may_start`` -- get none, and what follows them is passed instead; ``services._timers``.)
+``may_start`` -- get none, and what follows them is passed instead; ``services.commit._timers``.)
 
-The service layer calls `schedule_deadlines` on commit with every pending deadline of the game;
-they go into one Redis sorted set that a loop in each Celery worker process fires when due
-(`games.timers`). Firing only asks the service layer to apply its key; the engine decides
+The service layer schedules on commit through ``games.scheduling``: every pending deadline of
+the game goes into one Redis sorted set that a loop in each Celery worker process fires when due
+(``games.timers``, firing through `fire_timer`), and each computer player's turn is queued as
+the `bot_move` task. Firing only asks the service layer to apply its key; the engine decides
 whether the key is still pending and due, so a stale or duplicated firing changes nothing. That
 makes every failure mode safe in the same direction:
 
@@ -14,57 +15,34 @@ makes every failure mode safe in the same direction:
   runs every `CRISP_SWEEP_SECONDS`;
 * one fired twice or late is a no-op, and a late deadline still takes effect at its own instant
   (R18), so lateness never changes the game.
+
+This module imports the service layer, never the other way round (the service layer hands its
+work to ``games.scheduling``; ``tests/games/test_import_graph.py``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
 
-import redis
 from celery import shared_task
-from django.conf import settings
+from django.db import close_old_connections
+
+from games import presence, services, timers
 
 logger = logging.getLogger(__name__)
 
-_redis: redis.Redis | None = None
 
-
-def _client() -> redis.Redis:
-    """One thread-safe client (and pool) per process, made on first use."""
-    global _redis
-    if _redis is None:
-        _redis = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
-    return _redis
-
-
-def schedule_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Schedule every `(key, due)` (`enqueue_deadlines`); called on commit by the service layer.
-
-    Handed to the process's live thread (`games.broadcast.dispatcher`), so the change's author
-    (a daphne database thread, a worker thread) does not wait on the broker.
-    """
-    from games.broadcast import dispatcher
-
-    deadlines = list(deadlines)
-    dispatcher.submit(lambda: enqueue_deadlines(game_id, deadlines))
-
-
-def enqueue_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Put every `(key, due)` in the timers' sorted set (`games.timers.add`: one `ZADD`; a key
-    already waiting keeps its place).
-
-    Every change of a game passes all its pending deadlines, so the same key arrives many times
-    (a window stays pending over several changes); only the first stays. Never raises: the
-    commit has happened, and if Redis is down the sweep enforces the deadline instead.
-    """
-    from games import timers
-
+def fire_timer(game_id: int, key: str) -> None:
+    """Ask the service layer to apply one deadline the timers' loop found due (``games.timers.
+    start_loop``); errors are logged (the sweep retries)."""
+    close_old_connections()
     try:
-        timers.add(_client(), game_id, deadlines)
-    except redis.RedisError:
-        logger.warning("deadlines of game %s not scheduled; the sweep will enforce them", game_id)
+        services.game_fire_deadline(game_id=game_id, key=key)
+    except Exception:
+        logger.exception("timer %s of game %s failed; the sweep will enforce it", key, game_id)
+    finally:
+        close_old_connections()
 
 
 @shared_task(name="games.fire_deadline", ignore_result=True)
@@ -73,8 +51,6 @@ def fire_deadline(game_id: int, key: str) -> bool:
 
     Timers no longer enqueue it (`games.timers`); it stays so that countdown tasks queued by an
     earlier release still run after an upgrade."""
-    from games import services
-
     return services.game_fire_deadline(game_id=game_id, key=key)
 
 
@@ -82,8 +58,6 @@ def fire_deadline(game_id: int, key: str) -> bool:
 def sweep() -> int:
     """Enforce every overdue deadline whose task did not run (Celery beat, every few seconds),
     and wake the computer players of games that stood still (a bot task lost with its worker)."""
-    from games import services
-
     fired = services.game_sweep()
     if fired:
         logger.info("sweep fired %s overdue deadline(s)", fired)
@@ -108,11 +82,9 @@ def games_with_players(game_ids: list[int]) -> set[int]:
     If Redis cannot say, every game counts as connected: ending a game is not undone, so
     when in doubt it is not done.
     """
-    from games import presence
-
     now = int(time.time() * 1000)
     try:
-        pipe = _client().pipeline(transaction=False)
+        pipe = timers.client().pipeline(transaction=False)
         for game_id in game_ids:
             pipe.zrangebyscore(presence._key(game_id), now, "+inf")
         results = pipe.execute()
@@ -126,26 +98,8 @@ def games_with_players(game_ids: list[int]) -> set[int]:
     }
 
 
-def schedule_bots(game_id: int, version: int, moves: list[tuple[int, int]]) -> None:
-    """Wake each computer player of ``moves`` (``(seat, think ms)``) after its think time;
-    called on commit by the service layer.  A stale wake-up (the game moved on) is a no-op."""
-    from games.broadcast import dispatcher
-
-    moves = list(moves)
-
-    def enqueue() -> None:
-        for seat, think_ms in moves:
-            try:
-                bot_move.apply_async(args=[game_id, seat, version], countdown=think_ms / 1000)
-            except Exception:  # the broker is down: the sweep wakes the bot later
-                logger.exception("could not wake the bot at seat %s of game %s", seat, game_id)
-
-    dispatcher.submit(enqueue)
-
-
 @shared_task(name="games.bot_move", ignore_result=True)
 def bot_move(game_id: int, seat: int, version: int) -> bool:
-    """A computer player decides and moves through the service layer (``game_bot_move``)."""
-    from games import services
-
+    """A computer player decides and moves through the service layer (``game_bot_move``);
+    queued by ``games.scheduling.schedule_bots`` (by this name)."""
     return services.game_bot_move(game_id=game_id, seat_number=seat, version=version)

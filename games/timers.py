@@ -6,7 +6,7 @@ tasks (bench/RESULTS.md, the worker's profile: 51 % Celery + kombu, 38 % the tim
 transactions), and the web process paid for publishing them. Here a deadline costs one `ZADD`
 when it is scheduled and a share of one Lua call when it is due.
 
-* `add` (called on commit through `games.tasks.schedule_deadlines`, on the process's live
+* `add` (called on commit through `games.scheduling.schedule_deadlines`, on the process's live
   thread) puts ``"<game id>|<key>"`` in the set with its due instant (ms) as the score, `NX`:
   a key already waiting keeps its place, so the many changes that pass the same pending key
   schedule it once.  When the set's earliest instant moves earlier, it leaves one token in a
@@ -14,7 +14,8 @@ when it is scheduled and a share of one Lua call when it is due.
 * `TimerLoop`, one thread per Celery worker process (`crisp_site/celery.py` starts it once the
   process is set up), pops what is due -- atomically, so several workers never fire the same
   entry twice -- and hands each to a few threads that ask the service layer to fire it
-  (`services.game_fire_deadline`); it pops no more than those threads can soon take
+  (`games.tasks.fire_timer`, handed to `start_loop`: this module does not import the service
+  layer, which schedules through it); it pops no more than those threads can soon take
   (``backlog``), so what one busy worker cannot fire yet waits in Redis for another's loop.
   Then it waits for the next due instant: far off, blocked on
   the wake-up list (`BLPOP`), so a new earlier deadline wakes it at once; within the last
@@ -69,6 +70,18 @@ local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #nxt > 0 then return {due, nxt[2]} end
 return {due}
 """
+
+
+_redis: redis.Redis | None = None
+
+
+def client() -> redis.Redis:
+    """One thread-safe client (and pool) per process, made on first use: the timers' set, the
+    scheduling of deadlines (``games.scheduling``) and the presence checks of the sweep."""
+    global _redis
+    if _redis is None:
+        _redis = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+    return _redis
 
 
 _scripts: dict[tuple[int, str], Any] = {}  # (id(client), script) -> registered script
@@ -127,21 +140,6 @@ def pop_due(
     return due, nxt
 
 
-def fire(game_id: int, key: str) -> None:
-    """Ask the service layer to apply one deadline; errors are logged (the sweep retries)."""
-    from django.db import close_old_connections
-
-    from games import services
-
-    close_old_connections()
-    try:
-        services.game_fire_deadline(game_id=game_id, key=key)
-    except Exception:
-        logger.exception("timer %s of game %s failed; the sweep will enforce it", key, game_id)
-    finally:
-        close_old_connections()
-
-
 class TimerLoop(threading.Thread):
     """Pops due entries and fires them on ``threads`` threads (module docstring)."""
 
@@ -151,9 +149,9 @@ class TimerLoop(threading.Thread):
         *,
         max_sleep_ms: float,
         threads: int,
+        fire: Callable[[int, str], None],
         batch: int = 200,
         backlog: int | None = None,
-        fire: Callable[[int, str], None] = fire,
     ) -> None:
         super().__init__(name="crisp-timers", daemon=True)
         self.client = client
@@ -267,17 +265,18 @@ _loop: TimerLoop | None = None
 _loop_lock = threading.Lock()
 
 
-def start_loop() -> TimerLoop:
-    """This process's loop, started on the first call (a Celery worker process, once)."""
+def start_loop(fire: Callable[[int, str], None]) -> TimerLoop:
+    """This process's loop, started on the first call (a Celery worker process, once), firing
+    each due entry with ``fire(game_id, key)`` (``games.tasks.fire_timer``: it asks the service
+    layer, which this module does not import -- the service layer schedules through it)."""
     global _loop
     with _loop_lock:
         if _loop is None or not _loop.is_alive():
-            from games.tasks import _client
-
             _loop = TimerLoop(
-                _client(),
+                client(),
                 max_sleep_ms=settings.CRISP_TIMER_MAX_SLEEP_MS,
                 threads=settings.CRISP_TIMER_THREADS,
+                fire=fire,
             )
             _loop.start()
         return _loop

@@ -1,5 +1,6 @@
 """Fixtures for the games tests: users, a controllable clock, and recorders standing in for
-the live layer (``games.broadcast`` / ``games.tasks``) so on-commit effects can be asserted."""
+the live layer (``games.broadcast`` / ``games.scheduling``) so on-commit effects can be
+asserted."""
 
 from __future__ import annotations
 
@@ -67,22 +68,23 @@ class LiveCalls:
 
 @pytest.fixture(autouse=True)
 def live_calls(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
-    """Stand-ins for ``games.broadcast`` and ``games.tasks``: the services import them through
-    ``importlib`` (which looks in ``sys.modules`` first), so these record instead of sending."""
+    """Stand-ins for ``games.broadcast`` and ``games.scheduling``: the services import them
+    through ``importlib`` (which looks in ``sys.modules`` first), so these record instead of
+    sending."""
     calls = LiveCalls()
     broadcast = types.ModuleType("games.broadcast")
     broadcast.game_changed = lambda game_id, version, change=None: calls.changed.append(  # type: ignore[attr-defined]
         (game_id, version)
     )
-    tasks = types.ModuleType("games.tasks")
-    tasks.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
+    scheduling = types.ModuleType("games.scheduling")
+    scheduling.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
         (game_id, list(deadlines))
     )
-    tasks.schedule_bots = lambda game_id, version, moves: calls.bots.append(  # type: ignore[attr-defined]
+    scheduling.schedule_bots = lambda game_id, version, moves: calls.bots.append(  # type: ignore[attr-defined]
         (game_id, version, list(moves))
     )
     monkeypatch.setitem(sys.modules, "games.broadcast", broadcast)
-    monkeypatch.setitem(sys.modules, "games.tasks", tasks)
+    monkeypatch.setitem(sys.modules, "games.scheduling", scheduling)
     return calls
 
 

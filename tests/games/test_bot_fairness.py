@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-import games.tasks as real_tasks  # the Celery task itself (live_calls stubs the module later)
+import games.tasks as real_tasks  # the Celery task itself
 from games import bots, clock, selectors, services
 from games.bots import Bot, Memory, Observation, ObservationError
 from games.engines import engine_for

@@ -112,7 +112,7 @@ def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, list[tuple[str
     """
     calls: list[tuple[int, list[tuple[str, Any]]]] = []
     monkeypatch.setattr(
-        "games.tasks.schedule_deadlines",
+        "games.scheduling.schedule_deadlines",
         lambda game_id, deadlines: calls.append((game_id, list(deadlines))),
     )
     return calls

@@ -216,7 +216,7 @@ def test_a_later_deadline_leaves_no_token(client: redis.Redis) -> None:
 
 def test_without_redis_scheduling_logs_and_returns(monkeypatch, caplog) -> None:
     """After the commit nothing may raise: the sweep enforces what could not be scheduled."""
-    from games import tasks
+    from games import scheduling
 
     class Down:
         def register_script(self, *a, **k):
@@ -225,6 +225,6 @@ def test_without_redis_scheduling_logs_and_returns(monkeypatch, caplog) -> None:
 
             return run
 
-    monkeypatch.setattr(tasks, "_client", lambda: Down())
-    tasks.enqueue_deadlines(1, [("k", _at(10))])
+    monkeypatch.setattr(timers, "client", lambda: Down())
+    scheduling.enqueue_deadlines(1, [("k", _at(10))])
     assert "the sweep will enforce them" in caplog.text

@@ -20,6 +20,14 @@ MIN_SEATS = 2
 MAX_SEATS = 8
 #: The event that ends a round: the web layer files the round's result under it.
 ROUND_END_EVENT = "reveal"
+#: Action types applied whatever version the client had seen (docs/ENGINE.md): the opening
+#: ``look`` depends on nothing the client saw (it shows the seat's own cards as they lie now,
+#: E5) and commutes with every other seat's look, so at a deal, when every seat asks at once,
+#: no look can refuse another (R3).
+VERSION_EXEMPT_ACTIONS: frozenset[str] = frozenset({"look"})
+#: Event types that are by themselves a timeout of their ``seat`` (the web layer's sit-in
+#: count), besides any event whose data says ``"timeout": true``: the draw clock's ``timeout``.
+TIMEOUT_EVENTS: frozenset[str] = frozenset({"timeout"})
 #: Deadline kinds whose only effect every receiver computes from a state it already has, so
 #: the web layer gives them no timer and no change of their own (docs/ENGINE.md, "Silent
 #: deadlines"): ``may_start`` opens the draw at the turn's ``start_at``, which every view
@@ -40,6 +48,8 @@ __all__ = [
     "ROUND_END_EVENT",
     "SETTINGS_SCHEMA",
     "SILENT_DEADLINES",
+    "TIMEOUT_EVENTS",
+    "VERSION_EXEMPT_ACTIONS",
     "Action",
     "Deadline",
     "Event",

@@ -22,6 +22,11 @@ MIN_SEATS = 4
 MAX_SEATS = 4
 #: The event that closes a hand: the web layer files its data as the round's result.
 ROUND_END_EVENT = "hand_over"
+#: Action types applied whatever version the client had seen (docs/ENGINE.md): none.
+VERSION_EXEMPT_ACTIONS: frozenset[str] = frozenset()
+#: Event types that are by themselves a timeout (docs/ENGINE.md): none; a move the server
+#: makes for a seat says ``"timeout": true`` in its data.
+TIMEOUT_EVENTS: frozenset[str] = frozenset()
 #: The keys of ``view(...)["you"]`` besides ``can`` that say what the seat may do now: a game
 #: stopped outside the engine (docs/ENGINE.md, "Optional names") empties them with ``can``.
 MOVE_KEYS = frozenset({"legal"})
@@ -37,7 +42,9 @@ __all__ = [
     "NAME",
     "ROUND_END_EVENT",
     "SETTINGS_SCHEMA",
+    "TIMEOUT_EVENTS",
     "TRUMPS",
+    "VERSION_EXEMPT_ACTIONS",
     "Action",
     "Deadline",
     "Event",

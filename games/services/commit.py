@@ -1,0 +1,585 @@
+"""The one commit step every change of a game goes through, in named stages.
+
+Every public function of the package (``games.services``) that changes a game runs these
+stages, in this order, inside one ``transaction.atomic``:
+
+1. **lock** (``_lock``) -- ``SELECT … FOR UPDATE`` the game row and re-read it.  On SQLite,
+   where that is a no-op, the IMMEDIATE transaction mode (settings) takes the database write
+   lock at ``BEGIN`` instead; either way two writers of one game never interleave.  Every write
+   of a game's rows below -- seats, scores, a computer player's ``Seat.bot_memory`` included --
+   happens while this lock is held.
+2. **check** -- the caller's own refusals, each a ``ServiceError`` raised *before* anything is
+   written, so a refused request changes nothing (the transaction would roll it back anyway).
+3. **apply** -- the caller asks the game's engine (``_engine``: ``games.engines.engine_for(
+   game.kind)``, the one interface of docs/ENGINE.md whatever the game) for the new state and
+   its events.
+4. **persist** -- ``_engine_change`` (a change of a game in play) or ``_lobby_change`` (a
+   change around it): the new snapshot, the rounds, the scores, the sit-in count
+   (``_sit_in``), the ``EngineCall``, the events with gap-free sequence numbers
+   (``_event_row``), ``Game.version`` bumped exactly once.
+5. **schedule** -- the pending deadlines that need a timer (``_timers``) and the computer
+   players with something to do (``_bot_moves``), handed over on commit (``_announce``).
+6. **broadcast on commit** -- ``_announce``: ``transaction.on_commit`` hands the change to the
+   live layer, so nobody ever hears of a change that then rolled back (boardgame.io
+   broadcasts before persisting; we do not).
+
+Helpers whose names start with ``_`` assume the caller holds the game's row lock; their
+docstrings say so.  Time always comes from ``games.clock.now_ms()`` so tests can control it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+
+from games import clock, signals
+from games.engines import engine_for
+from games.engines.base import Event as EngineEvent
+from games.errors import ServiceError
+from games.models import EngineCall, Event, Game, Round, Seat
+
+
+@dataclass(frozen=True)
+class ActResult:
+    """What ``game_act`` did: the version it produced and the events it appended (in order).
+
+    ``replayed`` is True when an idempotency key matched an earlier request: nothing was
+    applied this time and ``version``/``events`` are those of the first application.
+    """
+
+    version: int
+    events: list[Event] = field(default_factory=list)
+    replayed: bool = False
+    #: The actor's seat number, read under the lock (a playing game's seats never move, so
+    #: it is also the seat after the commit: the ack is redacted for it without a query).
+    seat: int | None = None
+    #: The game's kind (its engine), for redacting ``events`` without reading the game again.
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A change of a game in play as its author committed it, for the live layer.
+
+    Why: the broadcast used to read the game, its seats and the new events back from the
+    database and parse the stored snapshot once per receiver group -- work the author had
+    just done (bench/RESULTS.md, "Scale", session 4). Handed over on commit, the frames are
+    built from this: the same rows, the same state, the same redaction (``selectors``).
+    """
+
+    #: A copy of the row's columns a receiver's state is built from (``selectors.
+    #: game_payload_for_seat``), at the committed version.
+    game: Game
+    #: The engine's ``GameState`` saved as ``game.state`` (immutable by contract).
+    state: Any
+    #: The change's ``Event`` rows, in order.
+    events: list[Event]
+    #: Seat number -> user id, if the author read the seats (else the live layer does).
+    seat_users: dict[int, int] | None
+
+
+# ------------------------------------------------------------------------------------------
+# Stage 1: lock (and what a change reads under it)
+# ------------------------------------------------------------------------------------------
+def _lock(game: Game | int) -> Game:
+    """Lock the game's row and return a fresh copy.  Call inside ``transaction.atomic``.
+
+    Always re-reads: a ``Game`` instance handed in by a caller may be stale (read before the
+    lock), and every check must see the row as it is under the lock.
+    """
+    pk = game.pk if isinstance(game, Game) else game
+    try:
+        return Game.objects.select_for_update().get(pk=pk)
+    except (Game.DoesNotExist, ValueError, TypeError):
+        raise ServiceError("not_found", "No such game.", status=404) from None
+
+
+def _lock_playing(pk: int, *, skip_locked: bool = False) -> Game | None:
+    """Lock the row of game ``pk`` if it is playing and return a fresh copy; else None.
+
+    The lock of the writers nobody waits for (a timer, the sweep, the idle reaper), which
+    find nothing to refuse: a game gone or no longer playing is simply skipped.
+    ``skip_locked``: a row someone else holds is skipped too (SQLite ignores the clause and
+    serialises).  Call inside ``transaction.atomic``.
+    """
+    return (
+        Game.objects.select_for_update(skip_locked=skip_locked)
+        .filter(pk=pk, status=Game.Status.PLAYING)
+        .first()
+    )
+
+
+def _engine(game: Game) -> ModuleType:
+    """The game's engine package: the only way this module reaches the rules."""
+    return engine_for(game.kind)
+
+
+#: The columns a change reads of every seat and its user (``_seats``): the sit-in count, the
+#: computer players, the scores, a seat event's name. Not ``bot_memory`` (a computer player's
+#: notes, which only ``game_bot_move`` reads) nor the rest of the account.
+_SEAT_COLUMNS = (
+    "id",
+    "game_id",
+    "number",
+    "user_id",
+    "score",
+    "missed",
+    "sitting_in",
+    "bot_level",
+    "left_at",  # a seat left for good may not act (game_act): read with the rest, not again
+    "user__id",
+    "user__username",
+    "user__display_name",
+    "user__is_bot",
+)
+
+
+def _seats(game: Game) -> list[Seat]:
+    """Every seat of the game with its user, in one query of only what a change needs
+    (model instances of whole accounts were a tenth of a daphne's CPU per action: bench/
+    RESULTS.md, "Scale", session 4).  Caller holds the game's row lock."""
+    # order_by: the model's ordering ("game", "number") would join the game row to sort by it.
+    return list(
+        Seat.objects.filter(game=game)
+        .select_related("user")
+        .only(*_SEAT_COLUMNS)
+        .order_by("number")
+    )
+
+
+def _seat_of(game: Game, user: AbstractBaseUser) -> Seat | None:
+    """The user's seat at ``game``, or None.  Caller holds the game's row lock."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    return Seat.objects.filter(game=game, user=user).first()
+
+
+def _seat_event(seat: Seat) -> dict[str, Any]:
+    """A seat as its lobby events name it (seat number, account, shown name)."""
+    user = seat.user
+    name = getattr(user, "public_name", None) or user.get_username()
+    return {"seat": seat.number, "user_id": user.pk, "name": name}
+
+
+# ------------------------------------------------------------------------------------------
+# Stage 4: persist (snapshot, rounds, scores, events, version)
+# ------------------------------------------------------------------------------------------
+def _event_row(
+    game: Game,
+    *,
+    origin: str,
+    type: str,
+    data: dict[str, Any],
+    version: int,
+    round: Round | None = None,
+    at_ms: int,
+) -> Event:
+    """The next event, numbered but not yet written: a change writes its events in one
+    ``bulk_create`` (one round trip instead of one per event).  Caller holds the game's row
+    lock (that is what makes ``seq`` gap-free and unique without retries)."""
+    game.last_seq += 1
+    return Event(
+        game=game,
+        round=round,
+        seq=game.last_seq,
+        version=version,
+        origin=origin,
+        type=type,
+        data=data,
+        created_at=clock.to_datetime(at_ms),
+    )
+
+
+def _lobby_change(
+    game: Game, events: Iterable[tuple[str, dict[str, Any]]], *, at_ms: int
+) -> list[Event]:
+    """Bump the version once, append the lobby events, save, announce.  Caller holds the lock."""
+    game.version += 1
+    rows = [
+        _event_row(
+            game, origin=Event.Origin.LOBBY, type=t, data=d, version=game.version, at_ms=at_ms
+        )
+        for t, d in events
+    ]
+    Event.objects.bulk_create(rows)
+    game.updated_at = clock.to_datetime(at_ms)
+    game.save()
+    _announce(game.pk, game.version, [])
+    return rows
+
+
+def _round_end_snapshot(
+    engine: ModuleType,
+    old_state: Any,
+    new_state: Any,
+    snapshot: dict[str, Any],
+    number: int,
+    end: EngineEvent,
+) -> dict[str, Any] | None:
+    """The engine snapshot as round ``number``'s end event left it (for ``Round.state``).
+
+    Usually the new state itself.  A late timer or sweep can run the round's end *and* the
+    next round's deal in one batch (the pause between rounds was already over); then the
+    state at the end is recomputed: the deadlines due by the end's instant, applied to the
+    state before the batch (the engine is deterministic, so this is the state the batch went
+    through).  None only if that is impossible -- a pause of 0 ms between rounds (test-only
+    timers) deals the next round at the end's own instant.
+    """
+    if new_state.round_number == number:
+        return snapshot
+    if old_state is None:  # pragma: no cover - a game's first change deals, never ends a round
+        return None
+    at_end, events = engine.advance(old_state, end.data["at"])
+    if at_end.round_number == number and any(e.type == engine.ROUND_END_EVENT for e in events):
+        return at_end.to_json()
+    return None
+
+
+def _engine_change(
+    game: Game,
+    old_state: Any,
+    new_state: Any,
+    engine_events: Sequence[EngineEvent],
+    *,
+    at_ms: int,
+    lobby_events: Iterable[tuple[str, dict[str, Any]]] = (),
+    actor: Seat | None = None,
+    call: dict[str, Any] | None = None,
+    seats: list[Seat] | None = None,
+    columns_only: bool = False,
+) -> list[Event]:
+    """Store what the engine produced: snapshot, rounds, scores, events, deadlines, version.
+
+    ``actor`` is the seat of a person who acted themselves (not a bot): their run of timeouts
+    ends there.  Seats that timed out in this change (``_seats_timed_out``) count one more; a
+    person's seat at two in a row gets a computer player sitting in (``_sit_in``).
+
+    Caller holds the game's row lock.  Rounds: a ``round_dealt`` event creates the ``Round``
+    row (with its deck, which the event carries in full); the engine's ``ROUND_END_EVENT``
+    stores the round's result and end snapshot (``_round_end_snapshot``).  Events are
+    attached to the round current when they happened.
+    The pending deadlines are handed to the timer queue on commit (stale timers are harmless:
+    ``game_fire_deadline`` ignores them).
+    ``call`` says what the engine was asked (``EngineCall``: replays rebuild every version from
+    it); a change that finishes the game sends ``signals.game_finished`` (its record, ratings).
+    ``seats``: every seat of the game with its user, when the caller has already read them
+    (``game_act``), so the sit-in count and the computer players need no query of their own.
+    The events are written in one ``bulk_create``: each query is a round trip on a daphne
+    process's single database thread (bench/RESULTS.md, "Scale").
+    ``columns_only``: the caller changed nothing of the row itself (an action, a timer), so
+    only the columns written here are saved (``_CHANGE_COLUMNS``), not the whole row.
+    """
+    engine = _engine(game)
+    game.version += 1
+    version = game.version
+    lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats)]
+    if call is not None:
+        EngineCall.objects.create(game=game, version=version, at=at_ms, **call)
+    rows: list[Event] = [
+        _event_row(game, origin=Event.Origin.LOBBY, type=t, data=d, version=version, at_ms=at_ms)
+        for t, d in lobby_events
+    ]
+    rounds: dict[int, Round] = {}
+    current = old_state.round_number if old_state is not None else None
+    snapshot = new_state.to_json()
+    for ev in engine_events:
+        if ev.type == "round_dealt":
+            current = ev.data["round"]
+            rounds[current] = Round.objects.create(
+                game=game,
+                number=current,
+                dealer=ev.data["dealer"],
+                seed=game.seed,
+                deck=list(ev.data.get("deck") or []),
+                started_at=clock.to_datetime(ev.data.get("at", at_ms)),
+            )
+        rnd = None
+        if current is not None:
+            rnd = rounds.get(current)
+            if rnd is None:
+                # Only what the events' foreign key and a round's end need: not the deck.
+                rnd = (
+                    Round.objects.filter(game=game, number=current)
+                    .only("id", "game_id", "number")
+                    .order_by()  # one row (unique): the model's ordering would join the game
+                    .first()
+                )
+                if rnd is not None:
+                    rounds[current] = rnd
+        if ev.type == engine.ROUND_END_EVENT and rnd is not None:
+            rnd.result = ev.data
+            rnd.ended_at = clock.to_datetime(ev.data.get("at", at_ms))
+            rnd.state = _round_end_snapshot(engine, old_state, new_state, snapshot, rnd.number, ev)
+            rnd.save(update_fields=["result", "ended_at", "state"])
+        rows.append(
+            _event_row(
+                game,
+                origin=Event.Origin.ENGINE,
+                type=ev.type,
+                data=ev.data,
+                version=version,
+                round=rnd,
+                at_ms=at_ms,
+            )
+        )
+
+    Event.objects.bulk_create(rows)
+    if actor is not None:
+        game.last_played_at = clock.to_datetime(at_ms)
+    old_scores = old_state.scores if old_state is not None else None
+    if new_state.scores != old_scores:
+        for seat in seats if seats is not None else Seat.objects.filter(game=game):
+            score = new_state.scores[seat.number]
+            if seat.score != score:
+                seat.score = score
+                seat.save(update_fields=["score"])
+
+    pending = engine.pending_deadlines(new_state)
+    timers = _timers(engine, new_state, pending)
+    game.state = snapshot
+    game.deadlines = [d.to_json() for d in pending]
+    # The sweep looks for games by their next *timer*: a silent deadline waits for the next
+    # change, whatever it is (``_timers``).
+    game.next_deadline_at = clock.to_datetime(timers[0].at) if timers else None
+    if new_state.status == "finished" and game.status == Game.Status.PLAYING:
+        game.status = Game.Status.FINISHED
+        game.winners = list(new_state.winners)
+        game.ended_at = clock.to_datetime(at_ms)
+    game.updated_at = clock.to_datetime(at_ms)
+    game.save(update_fields=_CHANGE_COLUMNS if columns_only else None)
+    if game.status == Game.Status.FINISHED:
+        signals.game_finished.send(sender=Game, game=game)
+    committed = Committed(
+        game=Game(
+            pk=game.pk,
+            kind=game.kind,
+            version=version,
+            status=game.status,
+            state=snapshot,
+            winners=list(game.winners),
+        ),
+        state=new_state,
+        events=rows,
+        seat_users={seat.number: seat.user_id for seat in seats} if seats is not None else None,
+    )
+    # Every pending deadline, not only the new ones: the timer queue deduplicates by key
+    # (games.timers), and re-sending lets it recover a schedule it lost.
+    _announce(
+        game.pk,
+        version,
+        [(d.key, clock.to_datetime(d.at)) for d in timers],
+        _bot_moves(game, engine, new_state, at_ms, seats),
+        committed,
+    )
+    return rows
+
+
+#: Every column of the game row ``_engine_change`` writes (``columns_only``).
+_CHANGE_COLUMNS = (
+    "version",
+    "last_seq",
+    "state",
+    "deadlines",
+    "next_deadline_at",
+    "updated_at",
+    "last_played_at",
+    "status",
+    "winners",
+    "ended_at",
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Stage 5: schedule (the timers a change leaves pending)
+# ------------------------------------------------------------------------------------------
+def _silent(engine: ModuleType) -> frozenset[str]:
+    """The engine's deadline kinds that need no timer (``SILENT_DEADLINES``, docs/ENGINE.md)."""
+    return getattr(engine, "SILENT_DEADLINES", frozenset())
+
+
+def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]:
+    """The deadlines that get a timer: every pending one except the engine's silent kinds,
+    plus what becomes pending once a silent one has happened (Crisp: the draw clock's
+    timeout, which runs from the turn's ``start_at``), computed now from the state as it will
+    be at that instant.
+
+    Why: a silent deadline's only effect is one every receiver computes from what it was
+    already sent, so its own timer, transaction and broadcast bought nothing but load (issue
+    13: about a third of all changes at human pace). The engine applies it, at its own
+    instant, before whatever comes next -- an action, another deadline, the sweep -- so the
+    game's history and every rule are the same as with a timer.
+    """
+    silent = _silent(engine)
+    timers = [d for d in pending if d.kind not in silent]
+    keys = {d.key for d in timers}
+    for d in pending:
+        if d.kind in silent:
+            ahead, _ = engine.advance(state, d.at)
+            for later in engine.pending_deadlines(ahead):
+                if later.kind not in silent and later.key not in keys:
+                    timers.append(later)
+                    keys.add(later.key)
+    timers.sort(key=lambda d: d.at)
+    return timers
+
+
+def _stop(game: Game) -> None:
+    """Clear the timers of a game that ends outside the engine.  Caller holds the lock."""
+    game.deadlines = []
+    game.next_deadline_at = None
+
+
+# ------------------------------------------------------------------------------------------
+# Part of stages 4 and 5 for every change in play: the sit-in count and the computer players
+# to wake.  Here, not in ``bots``, because every engine change runs them (``_engine_change``).
+# ------------------------------------------------------------------------------------------
+#: The level that sits in for an absent person.
+SIT_IN_LEVEL = "medium"
+#: A person's seat gets a computer player after this many timeouts in a row.
+SIT_IN_AFTER_TIMEOUTS = 2
+
+
+def _seats_timed_out(engine: ModuleType, events: Sequence[EngineEvent]) -> set[int]:
+    """Seats the server moved for on a timeout in these events.  A convention of every engine
+    (docs/ENGINE.md): such an event carries the ``seat`` and ``"timeout": true``, or is of a
+    type the engine declares a timeout by itself (``TIMEOUT_EVENTS``)."""
+    out: set[int] = set()
+    for ev in events:
+        seat = ev.data.get("seat")
+        if isinstance(seat, int) and (
+            ev.data.get("timeout") is True or ev.type in engine.TIMEOUT_EVENTS
+        ):
+            out.add(seat)
+    return out
+
+
+def _sit_in(
+    game: Game,
+    engine: ModuleType,
+    events: Sequence[EngineEvent],
+    actor: Seat | None,
+    seats: list[Seat] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """Count timeouts in a row per seat; a person's seat that reaches
+    ``SIT_IN_AFTER_TIMEOUTS`` is played by a computer until its player is back.  Returns the
+    lobby events to record.  ``seats``: the game's seats (with users) if already read; they
+    are updated in place.  Caller holds the game's row lock."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    timed_out = _seats_timed_out(engine, events)
+    if (
+        actor is not None
+        and actor.left_at is None  # a seat left for good stays with the computer
+        and actor.number not in timed_out
+        and (actor.missed or actor.sitting_in)
+    ):
+        if actor.sitting_in:  # a person who moves themselves is back
+            out.append(("seat_back", _seat_event(actor)))
+        actor.missed, actor.sitting_in, actor.bot_level, actor.bot_memory = 0, False, "", None
+        actor.save(update_fields=["missed", "sitting_in", "bot_level", "bot_memory"])
+    if not timed_out:
+        return out
+    timed_out_seats = (
+        [seat for seat in seats if seat.number in timed_out]
+        if seats is not None
+        else Seat.objects.filter(game=game, number__in=timed_out).select_related("user")
+    )
+    for seat in timed_out_seats:
+        seat.missed += 1
+        fields = ["missed"]
+        if (
+            seat.missed >= SIT_IN_AFTER_TIMEOUTS
+            and not seat.sitting_in
+            and not getattr(seat.user, "is_bot", False)
+        ):
+            seat.sitting_in = True
+            seat.bot_level = SIT_IN_LEVEL
+            seat.bot_memory = None  # the bot starts from what it is shown from now on
+            fields += ["sitting_in", "bot_level", "bot_memory"]
+            out.append(("sitting_in", {**_seat_event(seat), "level": SIT_IN_LEVEL}))
+        seat.save(update_fields=fields)
+    return out
+
+
+def _bot_moves(
+    game: Game, engine: ModuleType, state: Any, at_ms: int, seats: list[Seat] | None = None
+) -> list[tuple[int, int]]:
+    """``(seat, countdown ms)`` for every seat a computer plays that has something to do in a
+    moment: the live layer wakes each one after its think time (``games.scheduling.schedule_bots``).
+    A seat with nothing to do is woken by the next change instead.  ``seats``: the game's
+    seats with their users, if already read (no query then).  Caller holds the lock."""
+    if state.status != "playing":
+        return []
+    if seats is not None:
+        numbers = [
+            seat.number
+            for seat in seats
+            if seat.bot_level and (seat.sitting_in or getattr(seat.user, "is_bot", False))
+        ]
+    else:
+        numbers = list(
+            Seat.objects.filter(game=game)
+            .exclude(bot_level="")
+            .filter(Q(sitting_in=True) | Q(user__is_bot=True))
+            .values_list("number", flat=True)
+        )
+    # A silent deadline (``_timers``) brings no change to wake a computer player when it
+    # happens, so a seat is also woken once after each (a think time after its instant): what
+    # it opens (Crisp: the next player's draw) is then among its moves. A wake whose version
+    # has moved on meanwhile is a no-op (``game_bot_move``).
+    opens = [d.at for d in engine.pending_deadlines(state) if d.kind in _silent(engine)]
+    # Think time per move (settings.CRISP_BOT_THINK_MS): read as a person's, keeps a table moving.
+    low, high = django_settings.CRISP_BOT_THINK_MS
+    moves = []
+    for number in sorted(numbers):
+        for start in [at_ms, *(at for at in opens if at > at_ms)]:
+            think = low + secrets.randbelow(max(1, high - low))
+            if engine.legal_actions(state, number, start + think):
+                moves.append((number, start - at_ms + think))
+    return moves
+
+
+# ------------------------------------------------------------------------------------------
+# Stages 5 and 6 on commit: timers, computer players and the broadcast, only once committed
+# ------------------------------------------------------------------------------------------
+def _announce(
+    game_id: int,
+    version: int,
+    deadlines: list[tuple[str, datetime]],
+    bot_moves: list[tuple[int, int]] | None = None,
+    change: Committed | None = None,
+) -> None:
+    """Register the change's side effects to run after the commit, and only then.
+
+    The live layer's two modules this hands over to (``games.broadcast``, ``games.scheduling``)
+    are looked up by name when the change commits: ``importlib`` looks in ``sys.modules``
+    first, so tests can stand in for them; neither imports the service layer back
+    (``tests/games/test_import_graph.py``).  ``robust``
+    callbacks log instead of raising: a broadcast that fails after the commit must not turn a
+    successful, committed change into an error response -- clients resync by version.
+    ``change``: what was committed, so the broadcast need not read it back.
+    """
+
+    def broadcast() -> None:
+        importlib.import_module("games.broadcast").game_changed(game_id, version, change)
+
+    def schedule() -> None:
+        importlib.import_module("games.scheduling").schedule_deadlines(game_id, deadlines)
+
+    def wake_bots() -> None:
+        importlib.import_module("games.scheduling").schedule_bots(game_id, version, bot_moves or [])
+
+    transaction.on_commit(broadcast, robust=True)
+    if deadlines:
+        transaction.on_commit(schedule, robust=True)
+    if bot_moves:
+        transaction.on_commit(wake_bots, robust=True)
