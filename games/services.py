@@ -84,8 +84,6 @@ logger = logging.getLogger(__name__)
 _INVITE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _INVITE_LENGTH = 8
 _IDEMPOTENCY_KEY_MAX = 100
-#: Actions applied whatever version the client had seen (game_act, step 3).
-_VERSION_EXEMPT = frozenset({"look"})
 
 
 @dataclass(frozen=True)
@@ -447,7 +445,7 @@ _CHANGE_COLUMNS = (
 
 def _silent(engine: ModuleType) -> frozenset[str]:
     """The engine's deadline kinds that need no timer (``SILENT_DEADLINES``, docs/ENGINE.md)."""
-    return getattr(engine, "SILENT_DEADLINES", frozenset())
+    return engine.SILENT_DEADLINES
 
 
 def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]:
@@ -861,7 +859,7 @@ def game_act(
         raise ServiceError.from_illegal(exc) from None
     if (
         expected_version is not None
-        and act.type not in _VERSION_EXEMPT
+        and act.type not in engine.VERSION_EXEMPT_ACTIONS  # applied whatever version was seen
         and (isinstance(expected_version, bool) or expected_version != g.version)
     ):
         raise ServiceError(
@@ -994,14 +992,14 @@ SIT_IN_AFTER_TIMEOUTS = 2
 BOT_NAMES = ("Ada", "Alan", "Grace", "Claude", "Edsger", "Barbara", "Donald", "Frances")
 
 
-def _seats_timed_out(events: Sequence[EngineEvent]) -> set[int]:
+def _seats_timed_out(events: Sequence[EngineEvent], timeout_events: frozenset[str]) -> set[int]:
     """Seats the server moved for on a timeout in these events.  A convention of every engine
-    (docs/ENGINE.md): such an event carries the ``seat`` and ``"timeout": true``; Crisp's
-    ``timeout`` event is one by its type."""
+    (docs/ENGINE.md): such an event carries the ``seat`` and ``"timeout": true``, or is of one
+    of the engine's ``TIMEOUT_EVENTS`` types."""
     out: set[int] = set()
     for ev in events:
         seat = ev.data.get("seat")
-        if isinstance(seat, int) and (ev.data.get("timeout") is True or ev.type == "timeout"):
+        if isinstance(seat, int) and (ev.data.get("timeout") is True or ev.type in timeout_events):
             out.add(seat)
     return out
 
@@ -1017,7 +1015,7 @@ def _sit_in(
     lobby events to record.  ``seats``: the game's seats (with users) if already read; they
     are updated in place.  Caller holds the game's row lock."""
     out: list[tuple[str, dict[str, Any]]] = []
-    timed_out = _seats_timed_out(events)
+    timed_out = _seats_timed_out(events, engine_for(game.kind).TIMEOUT_EVENTS)
     if (
         actor is not None
         and actor.left_at is None  # a seat left for good stays with the computer
