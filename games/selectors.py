@@ -22,11 +22,13 @@ from django.db.models import Q, QuerySet
 
 from games import clock
 from games.engines import engine_for
+from games.engines.base import NOTHING, awaiting
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import ChatMessage, Event, Game, Seat
 
 if TYPE_CHECKING:
+    from games.engines.protocol import Engine
     from games.services import ActResult
 
 __all__ = [
@@ -181,24 +183,21 @@ def game_payload_for_seat(
 
 
 def stopped_view(
-    engine: Any, state: dict[str, Any], status: str, winners: list[int]
+    engine: Engine, state: dict[str, Any], status: str, winners: list[int]
 ) -> dict[str, Any]:
     """``state`` (a view of a game stopped outside the engine: an admin's "end now", abandoned
-    mid-game) as the stop left it: the game's status and winners, nothing awaited, no
-    deadline, and nothing to do -- ``you.can`` and the engine's ``MOVE_KEYS`` (Cribbage's
-    ``playable``, Triple Crown's ``legal``) emptied, so no client is told it holds a playable
-    card.  One function for the live payload and the replay."""
+    mid-game) as the stop left it: the game's status and winners, nothing awaited (the shared
+    ``awaiting`` of docs/ENGINE.md, "Awaiting"), no deadline, and nothing to do -- ``you.can``
+    and the engine's ``MOVE_KEYS`` (Cribbage's ``playable``, Triple Crown's ``legal``) emptied,
+    so no client is told it holds a playable card.  One function for the live payload and the
+    replay."""
     state["status"] = status
     state["winners"] = list(winners)
-    if isinstance(state.get("awaiting"), dict):
-        # Whatever shape the game's "awaiting" has: nothing, nobody.
-        state["awaiting"] = {
-            k: [] if isinstance(v, list) else None for k, v in state["awaiting"].items()
-        } | {"kind": "nothing"}
+    state["awaiting"] = awaiting(NOTHING)
     state["deadlines"] = []
     you = state.get("you")
     if isinstance(you, dict):
-        for key in {"can"} | set(getattr(engine, "MOVE_KEYS", ())):
+        for key in {"can"} | engine.MOVE_KEYS:
             if key in you:
                 you[key] = []
     return state

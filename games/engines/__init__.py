@@ -2,7 +2,8 @@
 
 This registry is the one place that lists the kinds.  The web layer (services, selectors,
 broadcast, timers, API, consumers, admin) looks a game's engine up here by its ``Game.kind``
-and then speaks only the interface of docs/ENGINE.md; it never asks which kind it holds.
+and then speaks only the interface of docs/ENGINE.md (typed: ``games.engines.protocol.Engine``);
+it never asks which kind it holds, nor whether the engine has a name.
 Adding a game means adding its package here (plus its table module and rules page).
 
 Modules are imported lazily so that importing one engine never imports another.
@@ -11,7 +12,10 @@ Modules are imported lazily so that importing one engine never imports another.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # the Protocol is a description; importing an engine never needs it
+    from .protocol import Engine
 
 #: kind -> engine package, in the order the lobby offers them.
 KINDS: dict[str, str] = {
@@ -26,9 +30,10 @@ KINDS: dict[str, str] = {
 DEFAULT_KIND = next(iter(KINDS))
 
 
-def engine_for(kind: str) -> ModuleType:
-    """The engine package of ``kind``; ``KeyError`` for a kind that does not exist."""
-    return importlib.import_module(KINDS[kind])
+def engine_for(kind: str) -> Engine:
+    """The engine package of ``kind``, typed as the contract every engine implements
+    (``games.engines.protocol.Engine``); ``KeyError`` for a kind that does not exist."""
+    return cast("Engine", importlib.import_module(KINDS[kind]))
 
 
 def kinds() -> list[str]:

@@ -404,7 +404,7 @@ _CHANGE_COLUMNS = (
 # ------------------------------------------------------------------------------------------
 def _silent(engine: ModuleType) -> frozenset[str]:
     """The engine's deadline kinds that need no timer (``SILENT_DEADLINES``, docs/ENGINE.md)."""
-    return getattr(engine, "SILENT_DEADLINES", frozenset())
+    return engine.SILENT_DEADLINES
 
 
 def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]:

@@ -349,7 +349,7 @@ def test_state_of_a_game_stopped_mid_round_is_not_playing(users, playing, staff,
         state = body["state"]
         assert state["status"] == status
         assert state["winners"] == playing.winners
-        assert state["awaiting"] == {"kind": "nothing", "seat": None, "at": None}
+        assert state["awaiting"] == {"kind": "nothing", "seats": [], "deadline": None}
         assert state["deadlines"] == []
         if user in users[:2]:
             assert state["you"]["can"] == []

@@ -9,6 +9,7 @@ game mean editing them.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 import games
-from games.engines import KINDS
+from games.engines import KINDS, engine_for
 
 GAMES_DIR = Path(games.__file__).parent
 PLATFORM = sorted(
@@ -39,9 +40,11 @@ def test_no_platform_module_imports_a_particular_engine(path: Path) -> None:
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
-            assert node.module in ("games.engines", "games.engines.base") or not (
-                node.module.startswith("games.engines.")
-            ), (path.name, node.module)
+            assert node.module in (
+                "games.engines",
+                "games.engines.base",
+                "games.engines.protocol",
+            ) or not (node.module.startswith("games.engines.")), (path.name, node.module)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 assert not alias.name.startswith("games.engines."), (path.name, alias.name)
@@ -61,6 +64,137 @@ def test_no_platform_module_branches_on_a_kind(path: Path) -> None:
                     assert c.value not in KINDS, (path.name, node.lineno, c.value)
         if isinstance(node, ast.MatchValue) and isinstance(node.value, ast.Constant):
             assert node.value.value not in KINDS, (path.name, node.lineno)
+
+
+ROOT = GAMES_DIR.parent
+#: Every shared Python module: the platform's, the API's, the site's, the accounts', and the
+#: history app's once it is one (issue 23).  Engines and bots are each game's own.
+SHARED = sorted(
+    p
+    for d in ("games", "crisp_site", "accounts", "history")
+    if (ROOT / d).is_dir()
+    for p in (ROOT / d).rglob("*.py")
+    if not {"engines", "bots", "migrations"} & set(p.relative_to(ROOT).parts)
+)
+
+
+def _vocabulary() -> dict[str, set[str]]:
+    """Each action and event type a game declares, with the kinds declaring it -- less the
+    types every engine shares by contract (``round_dealt``, ``game_over``: docs/ENGINE.md)."""
+    out: dict[str, set[str]] = {}
+    for kind in KINDS:
+        engine = engine_for(kind)
+        for name in {*engine.ACTION_TYPES, *engine.EVENT_TYPES}:
+            out.setdefault(name, set()).add(kind)
+    return {n: ks for n, ks in out.items() if ks != set(KINDS)}
+
+
+def _value_strings(tree: ast.AST) -> list[ast.Constant]:
+    """The string constants of ``tree`` used as values: not a dict key, a subscript or the
+    key of ``.get/.pop/.setdefault`` (those name a field, such as an event's ``"timeout"``
+    flag or an audit row's ``"call"``, not an action or an event)."""
+    keys: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys |= {id(k) for k in node.keys if k is not None}
+        elif isinstance(node, ast.Subscript):
+            keys.add(id(node.slice))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "pop", "setdefault")
+            and node.args
+        ):
+            keys.add(id(node.args[0]))
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in keys
+    ]
+
+
+def test_the_shared_modules_are_the_ones_we_think() -> None:
+    names = {p.relative_to(ROOT).as_posix() for p in SHARED}
+    assert {"games/selectors.py", "games/api/views.py", "crisp_site/settings.py",
+            "accounts/views.py"} <= names  # fmt: skip
+    assert not any("/engines/" in n or "/bots/" in n for n in names)
+    vocabulary = _vocabulary()
+    assert {"look", "lay_away", "declare", "timeout", "laid_away", "declared"} <= set(vocabulary)
+
+
+@pytest.mark.parametrize("path", SHARED, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_shared_module_names_a_game_s_action_or_event(path: Path) -> None:
+    """What is one game's -- an action it takes, an event it emits -- is declared by its engine
+    (``VERSION_EXEMPT_ACTIONS``, ``TIMEOUT_EVENTS``, ``ROUND_END_EVENT``, ``MOVE_KEYS`` …) and
+    read from there, so a new game never means editing shared code (issue 23)."""
+    vocabulary = _vocabulary()
+    found = [
+        (n.lineno, n.value, sorted(vocabulary[n.value]))
+        for n in _value_strings(ast.parse(path.read_text()))
+        if n.value in vocabulary
+    ]
+    assert found == [], path.relative_to(ROOT).as_posix()
+
+
+def test_the_vocabulary_check_finds_a_game_s_word() -> None:
+    tree = ast.parse('EXEMPT = {"look"}\nif ev.type == "timeout": d.get("timeout")\nx = {"a": 1}')
+    assert [n.value for n in _value_strings(tree) if n.value in _vocabulary()] == [
+        "look",
+        "timeout",
+    ]
+
+
+TEMPLATES = ROOT / "templates"
+
+
+def _own_template(rel: str) -> bool:
+    """A game's own templates: its folder ``games/<kind>/``, and Crisp's rules pages, which
+    live in ``rules/`` (the first game's, from before there were several)."""
+    return rel.startswith(tuple(f"games/{k}/" for k in KINDS)) or rel.startswith("rules/")
+
+
+def _template_code(text: str) -> str:
+    """A template less its comments, its translated prose (``{% translate %}`` and
+    ``{% blocktranslate %}`` -- words for people, such as the footer naming the games) and the
+    site's own name ("Crisp online", which is not the game): what is left is markup and logic."""
+    text = re.sub(r"\{#.*?#\}", "", text, flags=re.S)
+    text = re.sub(r"\{%\s*comment\s*%\}.*?\{%\s*endcomment\s*%\}", "", text, flags=re.S)
+    text = re.sub(r"\{%\s*blocktranslate.*?\{%\s*endblocktranslate\s*%\}", "", text, flags=re.S)
+    text = re.sub(r"\{%\s*translate\s.*?%\}", "", text, flags=re.S)
+    return re.sub(r"Crisp( <span>)?\s*online", "", text)
+
+
+def _game_words() -> re.Pattern[str]:
+    words = [w for kind in KINDS for w in (kind, engine_for(kind).NAME)]
+    return re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b")
+
+
+SHARED_TEMPLATES = sorted(
+    p for p in TEMPLATES.rglob("*.html") if not _own_template(p.relative_to(TEMPLATES).as_posix())
+)
+
+
+@pytest.mark.parametrize(
+    "path", SHARED_TEMPLATES, ids=lambda p: p.relative_to(TEMPLATES).as_posix()
+)
+def test_no_shared_template_names_a_game(path: Path) -> None:
+    """A shared page gets the game from its context (``game_kind``, ``kind_name``), never by
+    naming one: no kind and no game name in its markup or logic."""
+    found = _game_words().findall(_template_code(path.read_text()))
+    assert found == [], path.relative_to(TEMPLATES).as_posix()
+
+
+def test_the_template_check_finds_a_game_s_name() -> None:
+    assert len(SHARED_TEMPLATES) > 20
+    assert {p.relative_to(TEMPLATES).as_posix() for p in SHARED_TEMPLATES} >= {
+        "base.html", "games/table.html", "games/lobby.html"
+    }  # fmt: skip
+    words = _game_words()
+    code = _template_code(
+        '{# crisp #}{% translate "Crisp" %}<title>Crisp online</title>'
+        '{% url "rules:game" game_kind|default:"crisp" %}<p>Triple Crown</p>'
+    )
+    assert words.findall(code) == ["crisp", "Triple Crown"]
 
 
 @pytest.mark.django_db(transaction=True)

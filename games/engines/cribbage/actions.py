@@ -21,7 +21,7 @@ from .errors import BAD_ACTION, IllegalAction
 
 __all__ = ["ACTION_TYPES", "Action", "Event"]
 
-ACTION_TYPES = ("lay_away", "play")
+ACTION_TYPES: tuple[str, ...] = ("lay_away", "play")
 
 
 @dataclass(frozen=True, slots=True)

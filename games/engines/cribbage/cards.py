@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..base import is_card  # noqa: F401  (re-exported: every game reads cards here)
+
 #: Ranks low to high (C2); ``T`` is the ten.
 RANKS = "A23456789TJQK"
 #: Suits in the fixed order of C2/C29: clubs, diamonds, hearts, spades.
@@ -26,20 +28,10 @@ SUITS = "CDHS"
 
 #: Every card once, in hand order (a convention only: decks are always explicit).
 FULL_DECK: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
-_ALL = frozenset(FULL_DECK)
 _RANK = {r: i + 1 for i, r in enumerate(RANKS)}  # A=1 ... K=13
 _SUIT = {s: i for i, s in enumerate(SUITS)}
 _VALUE = {r: min(i + 1, 10) for i, r in enumerate(RANKS)}
 _ORDER = {c: i for i, c in enumerate(FULL_DECK)}
-
-
-def is_card(code: object) -> bool:
-    """Whether ``code`` is a valid card code (``"TD"``; not ``"10D"`` nor ``"td"``).
-
-    >>> is_card("TD"), is_card("10D"), is_card("td"), is_card(None)
-    (True, False, False, False)
-    """
-    return isinstance(code, str) and code in _ALL
 
 
 def rank(code: str) -> int:
@@ -66,18 +58,3 @@ def hand_order(code: str) -> int:
 def sort_cards(cards: Iterable[str]) -> list[str]:
     """The cards in hand order (how hands, the crib and breakdowns are always listed)."""
     return sorted(cards, key=_ORDER.__getitem__)
-
-
-def validate_deck(deck: Iterable[str]) -> tuple[str, ...]:
-    """Check that ``deck`` is exactly the 52 cards, each once; return it as a tuple.
-
-    Raises ``ValueError`` naming the problem: a stacked deck is how tests and replays set a hand
-    up exactly, so a malformed one must fail loudly rather than deal something odd.
-    """
-    cards = tuple(deck)
-    bad = [c for c in cards if not is_card(c)]
-    if bad:
-        raise ValueError(f"not card codes: {bad[:5]}")
-    if len(cards) != 52 or len(set(cards)) != 52:
-        raise ValueError("a deck must hold each of the 52 cards exactly once")
-    return cards

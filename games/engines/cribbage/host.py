@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import BAD_SETTINGS, IllegalAction
-from .state import TARGET, Settings
+from ..base import host_choices
+from .state import Settings
 
 #: C25: no limit, 30 s or 60 s per move.
 MOVE_SECONDS = (30, 60)
@@ -44,22 +44,13 @@ def host_settings(choices: Mapping[str, Any]) -> Settings:
     >>> host_settings({"move_seconds": 45})
     Traceback (most recent call last):
     ...
-    games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null (no limit)
+    games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null
     >>> host_settings({"target_score": 61})
     Traceback (most recent call last):
     ...
     games.engines.base.IllegalAction: bad_settings: unknown settings: ['target_score']
     """
-    if not isinstance(choices, Mapping):
-        raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
-    props = SETTINGS_SCHEMA["properties"]
-    extra = set(choices) - set(props)
-    if extra:
-        raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
-    move = choices.get("move_seconds", props["move_seconds"]["default"])
-    if move is not None and (isinstance(move, bool) or move not in MOVE_SECONDS):
-        raise IllegalAction(BAD_SETTINGS, "move_seconds must be 30, 60 or null (no limit)")
-    return Settings(move_seconds=move, target_score=TARGET)
+    return Settings(**host_choices(SETTINGS_SCHEMA, choices))
 
 
 def winners_on_scores(scores: list[int]) -> list[int]:

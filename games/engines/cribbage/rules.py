@@ -12,16 +12,14 @@ waiting for a move -- a lay-away or the play of a card -- or finished.
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from ..base import Timers
+from ..base import Timers, check_new_game, placement_returns, seeded_deck, seeded_rng
 from . import errors as E
 from .actions import Action, Event
-from .cards import FULL_DECK, rank, sort_cards, validate_deck, value
+from .cards import FULL_DECK, rank, sort_cards, value
 from .deadlines import Deadline, lay_away_deadline, pending_deadlines, play_deadline
 from .scoring import score_hand, score_pegging
 from .state import GameState, Round, Settings
@@ -33,9 +31,11 @@ __all__ = [
     "cut_for_deal",
     "deck_for",
     "fire",
+    "is_over",
     "legal_actions",
     "new_game",
     "result_label",
+    "returns",
 ]
 
 SEATS = 2
@@ -44,9 +44,7 @@ SEATS = 2
 # --------------------------------------------------------------------------------------------
 # Seeded randomness (CE2).  sha256 keeps the derivation stable across Python versions.
 # --------------------------------------------------------------------------------------------
-def _rng(seed: str, purpose: str) -> random.Random:
-    digest = hashlib.sha256(f"{seed}\x00{purpose}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))  # noqa: S311 - not security
+_rng = seeded_rng
 
 
 def cut_for_deal(seed: str) -> tuple[list[list[str]], int]:
@@ -73,9 +71,7 @@ def cut_for_deal(seed: str) -> tuple[list[list[str]], int]:
 
 def deck_for(seed: str, round_number: int) -> list[str]:
     """The deck order (top first) of hand ``round_number`` when no explicit deck was given."""
-    deck = list(FULL_DECK)
-    _rng(seed, f"deck:{round_number}").shuffle(deck)
-    return deck
+    return seeded_deck(FULL_DECK, seed, round_number)
 
 
 def result_label(loser_score: int) -> str:
@@ -113,20 +109,16 @@ def new_game(
     >>> st.status, st.round_number, st.scores, [e.type for e in ev]
     ('playing', 1, [0, 0], ['cut_for_deal', 'round_dealt'])
     """
-    if isinstance(seats, bool) or seats != SEATS:
-        raise E.IllegalAction(E.BAD_SETTINGS, "cribbage is for exactly 2 players (C1)")
-    if not isinstance(settings, Settings):
-        raise E.IllegalAction(E.BAD_SETTINGS, "settings must be a Settings")
-    if not isinstance(seed, str) or not seed:
-        raise E.IllegalAction(E.BAD_SETTINGS, "seed must be a non-empty string")
-    if not isinstance(now, int) or isinstance(now, bool):
-        raise E.IllegalAction(E.BAD_SETTINGS, "now must be int milliseconds")
-    checked: list[list[str]] | None = None
-    if decks is not None:
-        try:
-            checked = [list(validate_deck(d)) for d in decks]
-        except (TypeError, ValueError) as exc:
-            raise E.IllegalAction(E.BAD_SETTINGS, f"bad decks: {exc}") from None
+    checked = check_new_game(
+        seats=seats,
+        settings=settings,
+        settings_type=Settings,
+        seed=seed,
+        now=now,
+        decks=decks,
+        min_seats=SEATS,  # C1: exactly two
+        max_seats=SEATS,
+    )
     cuts, dealer = cut_for_deal(seed)
     placeholder = Round(0, dealer, now, [], [[], []], [None, None], [None, None])
     st = GameState(
@@ -241,6 +233,20 @@ def can(state: GameState, seat: int, now: int) -> list[str]:
     if r.phase == "play" and r.turn == seat:
         return ["play"]
     return []
+
+
+def is_over(state: GameState) -> bool:
+    """Whether the game has ended by its rules (no move, no deadline any more)."""
+    return state.status == "finished"
+
+
+def returns(state: GameState) -> list[float]:
+    """Each seat's return in [0, 1] on the totals (``games.engines.base.placement_returns``):
+    a sole winner 1, the sole last 0, ties shared.  For a finished game it is the result (the
+    winners are exactly the seats with the highest return); before the end, the standing.
+    Cribbage counts high: the first to 121 wins (section 2).
+    """
+    return placement_returns(state.scores, low_wins=False)
 
 
 def fire(state: GameState, key: str, now: int) -> tuple[GameState, list[Event]]:

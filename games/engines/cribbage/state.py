@@ -20,14 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..base import JsonSettings
+from ..base import is_int as _is_int
 from .errors import BAD_SETTINGS, IllegalAction
 
 #: The game is to 121, fixed (section 2, C25).
 TARGET = 121
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _copy(v: Any) -> Any:
@@ -40,7 +38,7 @@ def _copy(v: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(JsonSettings):
     """The host's one lobby setting (C25: time per move) plus the test-only target.
 
     ``move_seconds`` is ``None`` (no limit) or the seconds per move; the host's menu offers
@@ -70,19 +68,6 @@ class Settings:
     @property
     def move_ms(self) -> int | None:
         return None if self.move_seconds is None else self.move_seconds * 1000
-
-    def to_json(self) -> dict[str, Any]:
-        return {"move_seconds": self.move_seconds, "target_score": self.target_score}
-
-    @classmethod
-    def from_json(cls, d: object) -> Settings:
-        """Validate and build; anything malformed raises ``bad_settings`` (never TypeError)."""
-        if not isinstance(d, dict):
-            raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
-        extra = set(d) - {"move_seconds", "target_score"}
-        if extra:
-            raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
-        return cls(**d)
 
 
 @dataclass(slots=True)

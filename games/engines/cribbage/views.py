@@ -18,12 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base import NOTHING, Awaiting
+from ..base import awaiting as _awaiting
 from .actions import Event
 from .cards import sort_cards, value
 from .deadlines import lay_away_deadline, pending_deadlines, play_deadline
 from .errors import BAD_SEAT, IllegalAction
-from .rules import can, result_label
+from .rules import _TIMERS, can, result_label
 from .state import GameState, _copy
+
+#: Events whose values ``event_view`` hides from some receivers.
+_REDACTED_EVENTS = frozenset({"round_dealt", "laid_away"})
 
 #: Events with nothing hidden from anyone.
 _PUBLIC_EVENTS = frozenset(
@@ -69,15 +74,6 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             "move": r.move_no,
             "deadline": play_deadline(state),
         }
-    if finished:
-        awaiting: dict[str, Any] = {"kind": "nothing", "seats": []}
-    elif r.phase == "lay_away":
-        awaiting = {
-            "kind": "lay_away",
-            "seats": [s for s in (0, 1) if r.discards[s] is None],
-        }
-    else:
-        awaiting = {"kind": "play", "seats": [r.turn]}
     ds = pending_deadlines(state)
     out: dict[str, Any] = {
         "seat": seat,
@@ -115,7 +111,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
         "last_hand": _copy(state.last_hand),
         "history": _copy(state.history),
         "result": _result(state),
-        "awaiting": awaiting,
+        "awaiting": _awaited(state, ds),
     }
     if me is not None:
         discards = r.discards[me]
@@ -130,6 +126,33 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             ),
         }
     return out
+
+
+def awaiting(state: GameState, now: int) -> Awaiting:
+    """What the table waits for at ``now`` (docs/ENGINE.md "Awaiting"), due deadlines applied
+    first: ``"lay_away"`` (the seats that have not laid away yet, together), ``"play"`` (the
+    seat on turn) or ``"nothing"`` (the game is over).  ``deadline`` is the move's timeout, the
+    ``at`` of its ``lay_away_timeout`` / ``play_timeout``, or ``None`` without a time per move.
+
+    >>> from games.engines.cribbage import Settings, new_game
+    >>> st, _ = new_game(seats=2, settings=Settings(move_seconds=30), seed="doc", now=0)
+    >>> awaiting(st, 0)
+    {'kind': 'lay_away', 'seats': [0, 1], 'deadline': 30001}
+    """
+    st = _TIMERS.advanced(state, max(now, state.clock))
+    return _awaited(st, pending_deadlines(st))
+
+
+def _awaited(state: GameState, deadlines: list[Any]) -> Awaiting:
+    """``awaiting`` of the state as it is, given its pending deadlines (the view has them)."""
+    r = state.round
+    if state.status == "finished":
+        return _awaiting(NOTHING)
+    timeout = deadlines[0].at if deadlines else None  # every pending one ends this wait
+    if r.phase == "lay_away":
+        return _awaiting("lay_away", [s for s in (0, 1) if r.discards[s] is None], timeout)
+    assert r.turn is not None
+    return _awaiting("play", [r.turn], timeout)
 
 
 def _receiver(seat: object) -> int | None:
@@ -172,3 +195,7 @@ def event_view(event: Event, seat: int | None) -> dict[str, Any]:
     elif typ not in _PUBLIC_EVENTS:
         raise ValueError(f"no redaction rule for event type {typ!r}")
     return {"type": typ, "data": d}
+
+
+#: Every event type the engine emits (``event_view`` refuses any other).
+EVENT_TYPES = _REDACTED_EVENTS | _PUBLIC_EVENTS

@@ -4,14 +4,14 @@ The web layer imports only the names below.  Nothing here reads a clock, touches
 imports Django: time comes in as ``now`` (int ms), state goes out as JSON.
 """
 
-from .actions import PLACES, Action, Event
+from .actions import ACTION_TYPES, PLACES, Action, Event
 from .cards import FULL_DECK, card_value, hand_total, is_card
 from .deadlines import Deadline, pending_deadlines
 from .errors import IllegalAction
 from .host import SETTINGS_SCHEMA, host_settings, winners_on_scores
-from .rules import advance, apply, fire, legal_actions, new_game
+from .rules import advance, apply, fire, is_over, legal_actions, new_game, returns
 from .state import GameState, Settings
-from .views import event_view, view
+from .views import EVENT_TYPES, awaiting, event_view, view
 
 #: The registry's name for this game (``Game.kind``) and its seat range (rules section 1).
 KIND = "crisp"
@@ -37,12 +37,17 @@ TIMEOUT_EVENTS: frozenset[str] = frozenset({"timeout"})
 #: takes effect at exactly its instant -- ``apply``, ``fire`` and ``advance`` apply it before
 #: anything at or after it -- so no rule and no redaction depends on whether a timer ran.
 SILENT_DEADLINES = frozenset({"may_start", "window_closed"})
+#: No key of ``view(...)["you"]`` besides ``can`` says what the seat may do now.
+MOVE_KEYS: frozenset[str] = frozenset()
 
 __all__ = [
+    "ACTION_TYPES",
+    "EVENT_TYPES",
     "FULL_DECK",
     "KIND",
     "MAX_SEATS",
     "MIN_SEATS",
+    "MOVE_KEYS",
     "NAME",
     "PLACES",
     "ROUND_END_EVENT",
@@ -58,15 +63,18 @@ __all__ = [
     "Settings",
     "advance",
     "apply",
+    "awaiting",
     "card_value",
     "event_view",
     "fire",
     "hand_total",
     "host_settings",
     "is_card",
+    "is_over",
     "legal_actions",
     "new_game",
     "pending_deadlines",
+    "returns",
     "view",
     "winners_on_scores",
 ]

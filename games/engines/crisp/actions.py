@@ -23,7 +23,7 @@ __all__ = ["ACTION_TYPES", "PLACES", "PLACE_INDEX", "SOURCES", "Action", "Event"
 PLACES = ("left", "centre", "right")
 PLACE_INDEX = {p: i for i, p in enumerate(PLACES)}
 SOURCES = ("deck", "pile")
-ACTION_TYPES = ("look", "draw", "swap", "discard", "jack", "queen", "king", "call")
+ACTION_TYPES: tuple[str, ...] = ("look", "draw", "swap", "discard", "jack", "queen", "king", "call")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..base import is_card  # noqa: F401  (re-exported: every game reads cards here)
+
 #: Ranks in order; ``T`` is the ten.
 RANKS = "A23456789TJQK"
 #: Suits: spades, hearts, diamonds, clubs.
@@ -26,18 +28,8 @@ SPECIAL_RANKS = "JQK"
 
 #: Every card once, suit by suit (the order is only a convention; decks are always explicit).
 FULL_DECK: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
-_ALL = frozenset(FULL_DECK)
 
 _VALUES = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(RANKS)}
-
-
-def is_card(code: object) -> bool:
-    """Whether ``code`` is a valid two-character card code.
-
-    >>> is_card("TD"), is_card("10D"), is_card("as")
-    (True, False, False)
-    """
-    return isinstance(code, str) and code in _ALL
 
 
 def rank(code: str) -> str:
@@ -62,18 +54,3 @@ def hand_total(cards: Iterable[str]) -> int:
     4
     """
     return sum(_VALUES[c[0]] for c in cards)
-
-
-def validate_deck(deck: Iterable[str]) -> tuple[str, ...]:
-    """Check that ``deck`` is exactly the 52 cards, each once; return it as a tuple.
-
-    Raises ``ValueError`` naming the problem.  Explicit decks are how tests and replays set up a
-    round exactly (R1), so a malformed one must fail loudly rather than deal something odd.
-    """
-    cards = tuple(deck)
-    bad = [c for c in cards if not is_card(c)]
-    if bad:
-        raise ValueError(f"not card codes: {bad[:5]}")
-    if len(cards) != 52 or len(set(cards)) != 52:
-        raise ValueError("a deck must hold each of the 52 cards exactly once")
-    return cards

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import BAD_SETTINGS, IllegalAction
+from ..base import host_choices
 from .state import Settings
 
 TARGET_SCORES = (50, 100, 150)
@@ -54,21 +54,12 @@ def host_settings(choices: Mapping[str, Any]) -> Settings:
     Traceback (most recent call last):
     ...
     games.engines.base.IllegalAction: bad_settings: target_score must be 50, 100 or 150
+    >>> host_settings({"pile_draw": 1})
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: pile_draw must be true or false
     """
-    props = SETTINGS_SCHEMA["properties"]
-    extra = set(choices) - set(props)
-    if extra:
-        raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
-    target = choices.get("target_score", props["target_score"]["default"])
-    draw = choices.get("draw_seconds", props["draw_seconds"]["default"])
-    pile = choices.get("pile_draw", props["pile_draw"]["default"])
-    if isinstance(target, bool) or target not in TARGET_SCORES:
-        raise IllegalAction(BAD_SETTINGS, "target_score must be 50, 100 or 150")
-    if draw is not None and (isinstance(draw, bool) or draw not in DRAW_SECONDS):
-        raise IllegalAction(BAD_SETTINGS, "draw_seconds must be 30, 45, 60 or null (no limit)")
-    if not isinstance(pile, bool):
-        raise IllegalAction(BAD_SETTINGS, "pile_draw must be true or false")
-    return Settings(target_score=target, draw_seconds=draw, pile_draw=pile)
+    return Settings(**host_choices(SETTINGS_SCHEMA, choices))
 
 
 def winners_on_scores(scores: list[int]) -> list[int]:

@@ -12,15 +12,13 @@ up to ``now`` by applying, each at its own instant, every deadline with ``at <= 
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..base import Timers
+from ..base import Timers, check_new_game, placement_returns, seeded_deck, seeded_rng
 from . import errors as E
 from .actions import PLACE_INDEX, PLACES, Action, Event
-from .cards import FULL_DECK, card_value, hand_total, is_special, rank, validate_deck
+from .cards import FULL_DECK, card_value, hand_total, is_special, rank
 from .deadlines import Deadline, pending_deadlines
 from .errors import IllegalAction
 from .state import GameState, Round, Settings, Turn, Window
@@ -32,9 +30,7 @@ MAX_SEATS = 8
 # --------------------------------------------------------------------------------------------
 # Seeded randomness (R2).  sha256 keeps the derivation stable across Python versions.
 # --------------------------------------------------------------------------------------------
-def _rng(seed: str, purpose: str) -> random.Random:
-    digest = hashlib.sha256(f"{seed}\x00{purpose}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))  # noqa: S311 - not security
+_rng = seeded_rng
 
 
 def first_dealer_for(seed: str, seats: int) -> int:
@@ -48,9 +44,7 @@ def first_dealer_for(seed: str, seats: int) -> int:
 
 def deck_for(seed: str, round_number: int) -> list[str]:
     """The deck order (top first) of a round when no explicit deck was given."""
-    deck = list(FULL_DECK)
-    _rng(seed, f"deck:{round_number}").shuffle(deck)
-    return deck
+    return seeded_deck(FULL_DECK, seed, round_number)
 
 
 # --------------------------------------------------------------------------------------------
@@ -74,20 +68,16 @@ def new_game(
     >>> st.status, st.round_number, st.scores, [e.type for e in ev]
     ('playing', 1, [0, 0, 0], ['round_dealt'])
     """
-    if not isinstance(seats, int) or not MIN_SEATS <= seats <= MAX_SEATS:
-        raise IllegalAction(E.BAD_SETTINGS, f"a game has {MIN_SEATS} to {MAX_SEATS} seats")
-    if not isinstance(settings, Settings):
-        raise IllegalAction(E.BAD_SETTINGS, "settings must be a Settings")
-    if not isinstance(seed, str) or not seed:
-        raise IllegalAction(E.BAD_SETTINGS, "seed must be a non-empty string")
-    if not isinstance(now, int):
-        raise IllegalAction(E.BAD_SETTINGS, "now must be int milliseconds")
-    checked: list[list[str]] | None = None
-    if decks is not None:
-        try:
-            checked = [list(validate_deck(d)) for d in decks]
-        except ValueError as exc:
-            raise IllegalAction(E.BAD_SETTINGS, str(exc)) from None
+    checked = check_new_game(
+        seats=seats,
+        settings=settings,
+        settings_type=Settings,
+        seed=seed,
+        now=now,
+        decks=decks,
+        min_seats=MIN_SEATS,
+        max_seats=MAX_SEATS,
+    )
     dealer = first_dealer_for(seed, seats)
     st = GameState(
         seats=seats,
@@ -235,6 +225,20 @@ def can(
         if st.settings.pile_draw and r.pile:
             out.append("draw_pile")
     return out
+
+
+def is_over(state: GameState) -> bool:
+    """Whether the game has ended by its rules (no move, no deadline any more)."""
+    return state.status == "finished"
+
+
+def returns(state: GameState) -> list[float]:
+    """Each seat's return in [0, 1] on the totals (``games.engines.base.placement_returns``):
+    a sole winner 1, the sole last 0, ties shared.  For a finished game it is the result (the
+    winners are exactly the seats with the highest return); before the end, the standing.
+    Crisp counts low: the lowest total wins (section 9).
+    """
+    return placement_returns(state.scores, low_wins=True)
 
 
 def fire(state: GameState, key: str, now: int) -> tuple[GameState, list[Event]]:
@@ -735,7 +739,9 @@ __all__ = [
     "deck_for",
     "fire",
     "first_dealer_for",
+    "is_over",
     "legal_actions",
     "new_game",
     "pending_deadlines",
+    "returns",
 ]

@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base import JsonSettings, is_int
 from .errors import BAD_SETTINGS, IllegalAction
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(JsonSettings):
     """The host's lobby settings (section 10) plus the timer lengths.
 
     The timers are settings only so tests can shorten them; the product uses the defaults.
@@ -44,9 +45,6 @@ class Settings:
     between_rounds_ms: int = 8000
 
     def __post_init__(self) -> None:
-        def is_int(v: object) -> bool:
-            return isinstance(v, int) and not isinstance(v, bool)
-
         if not is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
         if self.draw_seconds is not None and (
@@ -62,28 +60,6 @@ class Settings:
         if self.start_delay_ms > self.window_ms:
             # Section 10: the next player may start *inside* the window (2 s of 3 s).
             raise IllegalAction(BAD_SETTINGS, "start_delay_ms may not exceed window_ms")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target_score": self.target_score,
-            "draw_seconds": self.draw_seconds,
-            "pile_draw": self.pile_draw,
-            "window_ms": self.window_ms,
-            "start_delay_ms": self.start_delay_ms,
-            "memorise_ms": self.memorise_ms,
-            "between_rounds_ms": self.between_rounds_ms,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Settings:
-        """The settings ``to_json`` wrote; anything else is ``bad_settings`` (never a
-        ``TypeError``: the web layer passes host and test input through here)."""
-        if not isinstance(d, dict):
-            raise IllegalAction(BAD_SETTINGS, "settings must be an object")
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(unknown)}")
-        return cls(**d)
 
 
 @dataclass(slots=True)

@@ -18,9 +18,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from ..base import NOTHING, Awaiting
+from ..base import awaiting as _awaiting
 from .actions import Event
 from .deadlines import pending_deadlines
-from .rules import can
+from .rules import _TIMERS, can
 from .state import GameState, Settings
 
 _HIDDEN_HAND = (None, None, None)
@@ -73,17 +75,6 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
                 t.clock_from + ds * 1000 if ds is not None and t.clock_from is not None else None
             ),
         }
-    if state.status == "finished":
-        awaiting: dict[str, Any] = {"kind": "nothing", "seat": None, "at": None}
-    elif revealed:
-        awaiting = {"kind": "next_round", "seat": None, "at": r.next_round_at}
-    else:
-        assert t is not None
-        awaiting = {
-            "kind": t.phase,  # "start" (a time), "draw" or "play" (a seat)
-            "seat": t.seat,
-            "at": t.start_at if t.phase == "start" else (turn or {}).get("draw_deadline"),
-        }
     deadlines = pending_deadlines(state)
     final_left = None
     if r.caller is not None and not revealed:
@@ -105,7 +96,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
         "turnovers": r.turnovers,
         "turn": turn,
         "held": held,
-        "awaiting": awaiting,
+        "awaiting": _awaited(state),
         "windows": [
             {"seat": w.seat, "opened_at": w.opened_at, "closes_at": w.closes_at} for w in r.windows
         ],
@@ -130,6 +121,42 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
     if seat is not None:
         out["you"] = {"can": can(state, seat, now, deadlines)}
     return out
+
+
+def awaiting(state: GameState, now: int) -> Awaiting:
+    """What the table waits for at ``now`` (the shared turn model, docs/ENGINE.md "Awaiting"),
+    due deadlines applied first, as ``legal_actions`` does.
+
+    ``kind``: ``"start"`` (the turn's seat, waiting for the memorise period or the start delay
+    to end at ``deadline``), ``"draw"`` / ``"play"`` (the turn's seat must draw / holds a card;
+    ``deadline`` its draw's timeout, ``None`` without a time per draw), ``"next_round"``
+    (nobody: the next deal comes at ``deadline``) or ``"nothing"`` (the game is over).  A
+    look or a crisp call is never awaited: both are a seat's option, not the table's wait.
+
+    >>> from games.engines.crisp import Settings, new_game
+    >>> st, _ = new_game(seats=2, settings=Settings(draw_seconds=30), seed="doc", now=0)
+    >>> awaiting(st, 0)
+    {'kind': 'start', 'seats': [1], 'deadline': 5000}
+    >>> awaiting(st, 5000)
+    {'kind': 'draw', 'seats': [1], 'deadline': 35001}
+    """
+    return _awaited(_TIMERS.advanced(state, max(now, state.clock)))
+
+
+def _awaited(state: GameState) -> Awaiting:
+    """``awaiting`` of the state as it is (the view renders the state as given)."""
+    r = state.round
+    t = r.turn
+    if state.status == "finished":
+        return _awaiting(NOTHING)
+    if r.reveal is not None:
+        return _awaiting("next_round", (), r.next_round_at)
+    assert t is not None
+    if t.phase == "start":
+        return _awaiting("start", [t.seat], t.start_at)
+    ds = state.settings.draw_seconds
+    timeout = None if ds is None or t.clock_from is None else t.clock_from + ds * 1000 + 1
+    return _awaiting(t.phase, [t.seat], timeout)
 
 
 # Event redaction --------------------------------------------------------------------------------
@@ -179,6 +206,9 @@ def event_view(event: Event, seat: int | None) -> dict[str, Any]:
     return {"type": typ, "data": d}
 
 
+#: Events whose values ``event_view`` hides from some receivers.
+_REDACTED_EVENTS = frozenset({"round_dealt", "draw", "look", "swap", "jack", "queen"})
+
 #: Events with no hidden value in them.  ``discard``, ``king``, ``timeout`` name cards that
 #: land face up on the pile; ``reveal`` comes when every card is turned face up.
 _PUBLIC_EVENTS = frozenset(
@@ -196,3 +226,6 @@ _PUBLIC_EVENTS = frozenset(
         "game_over",
     }
 )
+
+#: Every event type the engine emits (``event_view`` refuses any other).
+EVENT_TYPES = _REDACTED_EVENTS | _PUBLIC_EVENTS

@@ -19,7 +19,7 @@ from .errors import BAD_ACTION, IllegalAction
 
 __all__ = ["ACTION_TYPES", "MEMOS", "TRUMPS", "Action", "Event"]
 
-ACTION_TYPES = ("declare", "play")
+ACTION_TYPES: tuple[str, ...] = ("declare", "play")
 #: The trump choices of T9: a suit letter or ``"NT"`` for no-trump.
 TRUMPS = ("S", "H", "D", "C", "NT")
 #: The secret memo of T9: which crown the Double Stakes player wrote down.

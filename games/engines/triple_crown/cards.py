@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..base import is_card  # noqa: F401  (re-exported: every game reads cards here)
+
 #: Ranks from lowest to highest (§4); ``T`` is the ten.
 RANKS = "23456789TJQKA"
 #: Suits, in Crisp's order: spades, hearts, diamonds, clubs.
@@ -27,18 +29,8 @@ LOW_CARD = "2D"
 TIMEOUT_SUIT_ORDER = "CDHS"
 
 FULL_DECK: tuple[str, ...] = tuple(r + s for s in SUITS for r in reversed(RANKS))
-_ALL = frozenset(FULL_DECK)
 _RANK = {r: i for i, r in enumerate(RANKS)}
 _SUIT = {s: i for i, s in enumerate(SUITS)}
-
-
-def is_card(code: object) -> bool:
-    """Whether ``code`` is one of the 52 wire codes.
-
-    >>> is_card("TD"), is_card("10D"), is_card("as"), is_card(None)
-    (True, False, False, False)
-    """
-    return isinstance(code, str) and code in _ALL
 
 
 def suit(code: str) -> str:
@@ -62,14 +54,3 @@ def sort_hand(cards: Iterable[str]) -> list[str]:
 def timeout_key(code: str) -> tuple[int, int]:
     """Sort key of T24: lowest rank first, then clubs, diamonds, hearts, spades."""
     return (_RANK[code[0]], TIMEOUT_SUIT_ORDER.index(code[1]))
-
-
-def validate_deck(deck: Iterable[str]) -> tuple[str, ...]:
-    """``deck`` as a tuple if it is exactly the 52 cards once each; ``ValueError`` otherwise."""
-    cards = tuple(deck)
-    bad = [c for c in cards if not is_card(c)]
-    if bad:
-        raise ValueError(f"not card codes: {bad[:5]}")
-    if len(cards) != 52 or len(set(cards)) != 52:
-        raise ValueError("a deck must hold each of the 52 cards exactly once")
-    return cards

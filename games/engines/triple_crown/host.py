@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import BAD_SETTINGS, IllegalAction
+from ..base import host_choices
 from .state import Settings
 
 MOVE_SECONDS = (30, 60)
@@ -41,18 +41,9 @@ def host_settings(choices: Mapping[str, Any]) -> Settings:
     >>> host_settings({"move_seconds": 45})
     Traceback (most recent call last):
     ...
-    games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null (no limit)
+    games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null
     """
-    if not isinstance(choices, Mapping):
-        raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
-    props = SETTINGS_SCHEMA["properties"]
-    extra = set(choices) - set(props)
-    if extra:
-        raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
-    secs = choices.get("move_seconds", props["move_seconds"]["default"])
-    if secs is not None and (isinstance(secs, bool) or secs not in MOVE_SECONDS):
-        raise IllegalAction(BAD_SETTINGS, "move_seconds must be 30, 60 or null (no limit)")
-    return Settings(move_seconds=secs)
+    return Settings(**host_choices(SETTINGS_SCHEMA, choices))
 
 
 def winners_on_scores(scores: list[int]) -> list[int]:

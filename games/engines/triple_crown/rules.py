@@ -9,12 +9,10 @@ deadline with ``at <= now`` takes effect first, at its own instant (TE2).
 from __future__ import annotations
 
 import copy
-import hashlib
-import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..base import Timers
+from ..base import Timers, check_new_game, placement_returns, seeded_deck, seeded_rng
 from . import errors as E
 from .actions import MEMOS, TRUMPS, Action, Event
 from .cards import (
@@ -26,7 +24,6 @@ from .cards import (
     sort_hand,
     suit,
     timeout_key,
-    validate_deck,
 )
 from .deadlines import Deadline, move_deadline, pending_deadlines
 from .errors import IllegalAction
@@ -41,9 +38,7 @@ _SUIT_SET = frozenset(SUITS)
 # --------------------------------------------------------------------------------------------
 # Seeded randomness (T2, T3).  sha256 keeps the derivation stable across Python versions.
 # --------------------------------------------------------------------------------------------
-def _rng(seed: str, purpose: str) -> random.Random:
-    digest = hashlib.sha256(f"{seed}\x00{purpose}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))  # noqa: S311 - not security
+_rng = seeded_rng
 
 
 def first_dealer_for(seed: str) -> int:
@@ -57,9 +52,7 @@ def first_dealer_for(seed: str) -> int:
 
 def deck_for(seed: str, number: int) -> list[str]:
     """Hand ``number``'s deck order (top first) when no explicit deck was given (TE1)."""
-    deck = list(FULL_DECK)
-    _rng(seed, f"deck:{number}").shuffle(deck)
-    return deck
+    return seeded_deck(FULL_DECK, seed, number)
 
 
 def deal(order: Sequence[str], dealer: int) -> list[list[str]]:
@@ -189,20 +182,16 @@ def new_game(
     >>> st.status, st.round_number, st.scores, [e.type for e in ev]
     ('playing', 1, [0, 0, 0, 0], ['round_dealt'])
     """
-    if not isinstance(seats, int) or isinstance(seats, bool) or seats != SEATS:
-        raise IllegalAction(E.BAD_SETTINGS, "Triple Crown is for exactly 4 players")
-    if not isinstance(settings, Settings):
-        raise IllegalAction(E.BAD_SETTINGS, "settings must be a Settings")
-    if not isinstance(seed, str) or not seed:
-        raise IllegalAction(E.BAD_SETTINGS, "seed must be a non-empty string")
-    if not isinstance(now, int) or isinstance(now, bool):
-        raise IllegalAction(E.BAD_SETTINGS, "now must be int milliseconds")
-    checked: list[list[str]] | None = None
-    if decks is not None:
-        try:
-            checked = [list(validate_deck(d)) for d in decks]
-        except (TypeError, ValueError) as exc:
-            raise IllegalAction(E.BAD_SETTINGS, str(exc)) from None
+    checked = check_new_game(
+        seats=seats,
+        settings=settings,
+        settings_type=Settings,
+        seed=seed,
+        now=now,
+        decks=decks,
+        min_seats=SEATS,  # §2: exactly four
+        max_seats=SEATS,
+    )
     dealer = first_dealer_for(seed)
     st = GameState(
         seats=SEATS,
@@ -328,6 +317,20 @@ def legal_actions(state: GameState, seat: int, now: int) -> list[Action]:
 def can(state: GameState, seat: int, now: int) -> list[str]:
     """The move *types* ``seat`` may make at ``now`` -- the summary every view carries."""
     return sorted({a.type for a in legal_actions(state, seat, now)})
+
+
+def is_over(state: GameState) -> bool:
+    """Whether the game has ended by its rules (no move, no deadline any more)."""
+    return state.status == "finished"
+
+
+def returns(state: GameState) -> list[float]:
+    """Each seat's return in [0, 1] on the totals (``games.engines.base.placement_returns``):
+    a sole winner 1, the sole last 0, ties shared.  For a finished game it is the result (the
+    winners are exactly the seats with the highest return); before the end, the standing.
+    Triple Crown counts high: the highest total wins (T21).
+    """
+    return placement_returns(state.scores, low_wins=False)
 
 
 def fire(state: GameState, key: str, now: int) -> tuple[GameState, list[Event]]:
@@ -517,9 +520,11 @@ __all__ = [
     "deck_for",
     "fire",
     "first_dealer_for",
+    "is_over",
     "legal_actions",
     "legal_cards",
     "new_game",
+    "returns",
     "success_certain",
     "trick_winner",
 ]

@@ -14,18 +14,16 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from ..base import JsonSettings
+from ..base import is_int as _is_int
 from .errors import BAD_SETTINGS, IllegalAction
 
 #: T22: the game is to 15 points.  Only tests change it.
 TARGET_SCORE = 15
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 @dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(JsonSettings):
     """The host's one lobby setting (T22: time per move) plus test-only extras.
 
     ``move_seconds`` is ``None`` (no limit) or a positive number of seconds (the lobby offers 30
@@ -50,22 +48,6 @@ class Settings:
             raise IllegalAction(BAD_SETTINGS, "move_seconds must be a positive int or null")
         if not _is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"move_seconds": self.move_seconds, "target_score": self.target_score}
-
-    @classmethod
-    def from_json(cls, d: object) -> Settings:
-        """Validate and build; anything malformed raises ``bad_settings`` (never TypeError)."""
-        if not isinstance(d, dict):
-            raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
-        extra = set(d) - {"move_seconds", "target_score"}
-        if extra:
-            raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(extra)}")
-        return cls(
-            move_seconds=d.get("move_seconds"),
-            target_score=d.get("target_score", TARGET_SCORE),
-        )
 
 
 @dataclass(slots=True)

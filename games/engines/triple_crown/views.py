@@ -21,9 +21,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..base import NOTHING, Awaiting
+from ..base import awaiting as _awaiting
 from .actions import Event
 from .deadlines import move_deadline, pending_deadlines
-from .rules import legal_actions
+from .rules import _TIMERS, legal_actions
 from .state import GameState
 
 
@@ -80,6 +82,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
         "last_hand": copy.deepcopy(state.last_hand),
         "deadlines": [d.to_json() for d in pending_deadlines(state)],
         "now": now,
+        "awaiting": _awaited(state),
     }
     if seat is not None:
         mine = isinstance(seat, int) and 0 <= seat < state.seats
@@ -91,6 +94,29 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             "memo": h.memo if mine and seat == h.ds_seat else None,
         }
     return out
+
+
+def awaiting(state: GameState, now: int) -> Awaiting:
+    """What the table waits for at ``now`` (docs/ENGINE.md "Awaiting"), due deadlines applied
+    first: ``"declare"`` (the Double Stakes seat names trumps, T9), ``"play"`` (the seat on
+    turn) or ``"nothing"`` (the game is over).  ``deadline`` is the move's timeout, the ``at``
+    of its ``declare_timeout`` / ``play_timeout``, or ``None`` without a time per move.
+
+    >>> from games.engines.triple_crown import Settings, new_game
+    >>> st, _ = new_game(seats=4, settings=Settings(move_seconds=30), seed="doc", now=0)
+    >>> awaiting(st, 0)
+    {'kind': 'declare', 'seats': [0], 'deadline': 30001}
+    """
+    return _awaited(_TIMERS.advanced(state, max(now, state.clock)))
+
+
+def _awaited(state: GameState) -> Awaiting:
+    """``awaiting`` of the state as it is (the view renders the state as given)."""
+    h = state.round
+    if state.status == "finished" or h.turn is None:
+        return _awaiting(NOTHING)
+    last = move_deadline(state)
+    return _awaiting(h.phase, [h.turn], None if last is None else last + 1)
 
 
 def event_view(event: Event, seat: int | None) -> dict[str, Any]:
@@ -118,3 +144,7 @@ def event_view(event: Event, seat: int | None) -> dict[str, Any]:
 #: Events with nothing hidden: played cards and tricks are public the moment they happen
 #: (T27d); ``hand_over`` comes at the reveal, when everything of the hand is public (T20).
 PUBLIC_EVENTS = frozenset({"card_played", "trick_won", "hand_over", "game_over"})
+
+#: Every event type the engine emits (``event_view`` refuses any other): the two with hidden
+#: values above, and the public ones.
+EVENT_TYPES = frozenset({"round_dealt", "declared"}) | PUBLIC_EVENTS

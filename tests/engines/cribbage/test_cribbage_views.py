@@ -105,7 +105,8 @@ def test_c30g_ce10_at_the_end_of_the_game_the_crib_and_unplayed_cards_are_public
         assert v["status"] == "finished" and v["winners"] == [0] and v["result"] == "double_skunk"
         assert v["hands"] == [cards("5D 9S QD"), cards("5H TC QC")]
         assert v["crib"] == cards("2C 2D 3C 3D")
-        assert v["awaiting"] == {"kind": "nothing", "seats": []} and v["deadlines"] == []
+        assert v["awaiting"] == {"kind": "nothing", "seats": [], "deadline": None}
+        assert v["deadlines"] == []
         text = dumps(v) + "".join(json.dumps(event_view(e, seat)) for e in ev)
         for hidden in STOCK:
             assert hidden not in text

@@ -228,7 +228,7 @@ def test_s9_game_ends_at_target_lowest_wins():
     assert types(t.events)[-1] == "game_over"
     assert pending_deadlines(t.state) == []
     t.refuse(1, "look", "game_finished")
-    assert t.view(0)["awaiting"]["kind"] == "nothing"
+    assert t.view(0)["awaiting"] == {"kind": "nothing", "seats": [], "deadline": None}
 
 
 def test_s9_shared_winners():

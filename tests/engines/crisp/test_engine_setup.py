@@ -100,6 +100,10 @@ def test_r2_dealer_rotates_clockwise_every_round():
         t.do(first, "call")
         while t.r.reveal is None:
             t.do(t.t.seat, "draw", "discard")
+        # Between rounds nobody is awaited: the table waits on time until the next deal.
+        assert t.view(None)["awaiting"] == {
+            "kind": "next_round", "seats": [], "deadline": t.r.next_round_at
+        }  # fmt: skip
         t.advance(t.r.next_round_at)
     assert dealers == [2, 0, 1, 2]
 

@@ -114,12 +114,15 @@ def test_event_view_refuses_unknown_event_types():
 
 def test_view_awaiting_phases_and_deadline_timestamps():
     t = Table(3, HANDS, top=["AH"], draw_seconds=30)
-    assert t.view(None)["awaiting"] == {"kind": "start", "seat": 1, "at": 5000}
+    # The shared turn model: the seat awaited, and the instant the wait ends by itself.
+    assert t.view(None)["awaiting"] == {"kind": "start", "seats": [1], "deadline": 5000}
     assert t.view(None)["deadlines"] == [
         {"key": "r1:memorise", "kind": "memorise_over", "at": 5000}
     ]
     t.advance(5000)
-    assert t.view(2)["awaiting"] == {"kind": "draw", "seat": 1, "at": 35000}
+    # The draw's last on-time ms is 35000 (draw_deadline); its timeout takes effect at 35001.
+    assert t.view(2)["awaiting"] == {"kind": "draw", "seats": [1], "deadline": 35001}
+    assert t.view(2)["turn"]["draw_deadline"] == 35000
     t.do(1, "draw")
     assert t.view(2)["awaiting"]["kind"] == "play"
     t.do(1, "discard")

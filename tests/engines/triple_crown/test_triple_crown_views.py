@@ -52,6 +52,7 @@ VIEW_KEYS = {
     "last_hand",
     "deadlines",
     "now",
+    "awaiting",
 }
 
 
