@@ -145,15 +145,16 @@ SCROLL_TO_HAND = """i => {
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", ["phone", "desktop"])
+@pytest.mark.parametrize("seats", [2, 4, 8])
 def test_crisp_results_and_game_over_totals(
-    chromium: Any, site: str, artifacts: Path, viewport: str
+    chromium: Any, site: str, artifacts: Path, viewport: str, seats: int
 ) -> None:
-    people = kit.players(8)
+    people = kit.players(seats)
     game = kit.started("crisp", people, timers={**kit.QUICK_CRISP, "target_score": 30})
     kit.drive(game, lambda g: len(g.state["history"]) >= 1)
     page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
     page.wait_for_selector("#reveal .reveal-table")
-    kit.shot(page, artifacts, f"crisp-results-{viewport}")
+    kit.shot(page, artifacts, f"crisp-results-{seats}-{viewport}")
     totals_in_view(page, "#reveal")
 
     # Another game, played to its end (no pause between rounds).
@@ -163,23 +164,23 @@ def test_crisp_results_and_game_over_totals(
     kit.drive(game, lambda g: g.status == "finished")
     page.goto(f"{site}/games/{game.pk}/")
     page.wait_for_selector("#reveal-title:text('Game over')")
-    kit.shot(page, artifacts, f"crisp-over-{viewport}")
+    kit.shot(page, artifacts, f"crisp-over-{seats}-{viewport}")
     totals_in_view(page, "#reveal")
     # Under the table once the dialog is closed: the round-by-round results, every player's
     # name and running total in view without scrolling sideways.
     page.click("[data-key=reveal-close]")
     rounds_in_view(page, ".after-game-wrap", len(people))
-    kit.shot(page, artifacts, f"crisp-over-rounds-{viewport}")
+    kit.shot(page, artifacts, f"crisp-over-rounds-{seats}-{viewport}")
 
     # The replay's scoreboard, at the last move: every round's column and the totals.
     page.goto(f"{site}/games/{game.pk}/replay/")
     page.click("#replay-last")
     page.wait_for_selector("#replay-board .scores .total")
-    kit.shot(page, artifacts, f"crisp-replay-scores-{viewport}")
+    kit.shot(page, artifacts, f"crisp-replay-scores-{seats}-{viewport}")
     totals_in_view(page, "#replay-board")
     # Its round-by-round table (players as columns, templates/history/_results.html).
     rounds_in_view(page, "body", len(people))
-    kit.shot(page, artifacts, f"crisp-replay-rounds-{viewport}")
+    kit.shot(page, artifacts, f"crisp-replay-rounds-{seats}-{viewport}")
     assert page.errors == []
 
 
@@ -191,6 +192,8 @@ def rounds_in_view(page: Any, where: str, players: int) -> None:
     assert page.locator(totals).count() == players
     assert kit.fully_visible(page, totals, across_only=True) == []
     assert kit.fully_visible(page, f"{where} .round-results thead th", across_only=True) == []
+    # No template comment printed on the page (a two-line {# #} was, above the results).
+    assert "{#" not in page.inner_text(where)
 
 
 #: What the table calls out for each scoring item (English), as static/js/games/cribbage/spoken.js.
