@@ -292,20 +292,21 @@ def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path) -> None:
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path, size: str) -> None:
     person = UserFactory(username="offline-crisp", display_name="Offline")
     game = services.game_create(host=person, kind="crisp", settings={}, private=True)
     services.game_add_bot(game=game.pk, host=person, level="easy")
     services.game_start(
         game=game.pk, user=person, timers={"memorise_ms": 0, "start_delay_ms": 0}
     )  # fmt: skip
-    page = log_in(chromium, live_site.url, person.username, PHONE)
+    page = log_in(chromium, live_site.url, person.username, PHONE if size == "phone" else DESKTOP)
     page.goto(f"{live_site.url}/games/{game.pk}/")
     wait_live(page)
     page.wait_for_selector("[data-key=draw-deck]", timeout=30_000)
     live_site.stop_daphne()
     page.wait_for_selector("#conn[data-state=offline]")
-    shot(page, artifacts, "controller-offline-phone")
+    shot(page, artifacts, f"controller-offline-{size}")
     enabled = page.evaluate(
         "() => [...document.querySelectorAll('#table-app .table-main button')]"
         ".filter((b) => !b.disabled).map((b) => b.dataset.key || b.id)"

@@ -339,9 +339,11 @@ def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path
     # Every game by its Russian name, one name each, in the lobby's filter and menus.
     page.goto(f"{site}/games/")
     names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
-    assert "Криббедж" in names and "Тройная корона" in names, names
+    assert "Крисп" in names and "Криббедж" in names and "Тройная корона" in names, names
     assert "Triple Crown" not in page.text_content("main")
     assert "Cribbage" not in page.text_content("main")
+    # Crisp's name too, in Cyrillic like the others (the site's name "Crisp online" is a brand).
+    assert "Crisp" not in page.text_content("main").replace("Crisp online", "")
     # The replay's "Играть" button shows its whole word on a phone.
     done = kit.started(
         "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
@@ -356,7 +358,8 @@ def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path
     japanese = kit.players(1, prefix="ja", language="ja")[0]
     page = kit.open_page(chromium, site, japanese, "phone", "/games/")
     names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
-    assert "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert "クリスプ" in names and "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert "Crisp" not in page.text_content("main").replace("Crisp online", "")
     assert page.errors == []
 
 
