@@ -109,3 +109,34 @@ def test_an_opponent_offline_is_labelled_and_their_clock_runs(
     page.wait_for_selector(f"{away}:not([data-away])")
     assert page.locator("#table-app .away-label").count() == 0
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_computer_player_in_a_lobby_is_never_offline(
+    chromium: Any, site: str, artifacts: Path
+) -> None:
+    """In a game's lobby a person who has not opened the page yet has a grey "offline" dot; a
+    computer player has none (it never has a socket)."""
+    host, guest = kit.players(2, prefix="lobby-away-")
+    game = services.game_create(host=host, kind="crisp", settings={})
+    services.game_join(game=game, user=guest, invite_code=game.invite_code)
+    services.game_add_bot(game=game, host=host, level="easy")
+    page = kit.open_page(chromium, site, host, "phone", f"/games/{game.pk}/")
+    page.wait_for_selector("#conn[data-state=online]")
+    page.wait_for_selector(".lobby-seat:nth-child(1) [data-presence-seat].online")
+    kit.shot(page, artifacts, "away-lobby-phone")
+    rows = page.locator(".lobby-seat")
+    assert rows.count() == 3
+    assert rows.nth(1).locator("[data-presence-seat]:not(.online)").get_attribute("title") == (
+        "offline"
+    )
+    assert rows.nth(2).locator(".bot-badge").is_visible()
+    assert rows.nth(2).locator("[data-presence-seat]").count() == 0
+    assert rows.nth(2).get_attribute("title") is None
+    # Its short name whole beside its badge on a phone (it was cut to "A…").
+    name = rows.nth(2).locator(".name")
+    assert name.evaluate("e => e.scrollWidth <= e.clientWidth"), name.inner_text()
+    box = kit.boxes(page, ".lobby-seats")[0]
+    for part in kit.boxes(page, ".lobby-seat .bot-badge, .lobby-seat button"):
+        assert kit.inside(part, box), f"{part} sticks out of the players' list {box}"
+    assert page.errors == []
