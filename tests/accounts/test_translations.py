@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils import translation
 
 from accounts.views import lockout_message
+from games.engines import KINDS, engine_for
 
 LOCALE = Path(settings.BASE_DIR) / "locale"
 LANGUAGES = ["ja", "ru"]
@@ -94,3 +95,18 @@ def test_russian_plurals(minutes, word):
     with translation.override("ru"):
         message = lockout_message(minutes)
     assert f"на {minutes} {word}." in message
+
+
+@pytest.mark.parametrize(
+    ("language", "names"),
+    [
+        ("ja", ["クリスプ", "クリベッジ", "トリプルクラウン"]),
+        ("ru", ["Крисп", "Криббедж", "Тройная корона"]),
+    ],
+)
+def test_every_games_name_is_translated(language: str, names: list[str]) -> None:
+    """A game's name is a word of the page's language, the way its rules page writes it
+    (issue 22, item 9: "Crisp" stayed in Latin letters in Japanese and Russian sentences).
+    The site's own name, "Crisp online", is a brand and stays as it is."""
+    with translation.override(language):
+        assert [translation.gettext(engine_for(kind).NAME) for kind in KINDS] == names

@@ -62,6 +62,12 @@ def test_crisp_seats_never_overlap(
     for badge in kit.boxes(page, ".felt .seat .seat-badges"):
         assert kit.inside(badge, felt), f"a seat's badges {badge} stick out of the felt {felt}"
         assert not kit.overlap(badge, bar) and not kit.overlap(badge, clock), (badge, bar)
+    # ... and inside their own seat, off its name and cards (they sat astride its top edge).
+    for i, (badge, seat, others) in enumerate(
+        page.eval_on_selector_all(".felt .seat .seat-badges", BADGE_IN_SEAT)
+    ):
+        assert kit.inside(badge, seat), f"badges {i} {badge} are not inside their seat {seat}"
+        assert not any(kit.overlap(badge, o) for o in others), f"badges {i} cover {others}"
     if bots:
         assert page.locator(".felt .seat .seat-bot:not([hidden])").count() == bots
     # "Memorise!" and its countdown never cover the player's name.
@@ -73,6 +79,16 @@ def test_crisp_seats_never_overlap(
         owners = [s for s in seat_boxes if kit.overlap(c, s)]
         assert len(owners) == 1, f"the dealer chip {c} touches {len(owners)} seats"
     assert page.errors == []
+
+
+#: JavaScript: each seat's badges' box, its seat's box, and the boxes of the seat's name and
+#: cards.
+BADGE_IN_SEAT = """es => es.map(e => {
+  const box = (x) => { const r = x.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  const seat = e.closest('.seat');
+  return [box(e), box(seat), [...seat.querySelectorAll('.seat-name, .pcard')].map(box)];
+})"""
 
 
 def totals_in_view(page: Any, where: str) -> None:
@@ -88,32 +104,57 @@ def totals_in_view(page: Any, where: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", ["phone", "desktop"])
-def test_triple_crown_totals_after_six_hands(
+def test_triple_crown_every_hand_and_the_totals(
     chromium: Any, site: str, artifacts: Path, viewport: str
 ) -> None:
+    """After eight hands the score table has a column for every hand (it showed the last six),
+    the totals stay in view, and each hand can be scrolled to beside the names and totals."""
     people = kit.players(4)
     game = kit.started("triple_crown", people, timers={"target_score": 10_000})
-    kit.drive(game, lambda g: len(g.state["history"]) >= 6)
+    game = kit.drive(game, lambda g: len(g.state["history"]) >= 8)
+    hands = len(game.state["history"])
     page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-    page.wait_for_selector("#scoreboard .scores th:nth-child(7)")
+    page.wait_for_selector("#scoreboard .scores .total")
+    page.click("[data-key=reveal-close]")  # the last hand's results, shown on arrival
     if viewport == "phone":
         page.locator("#scoreboard").scroll_into_view_if_needed()
     kit.shot(page, artifacts, f"tc-scores-{viewport}")
     totals_in_view(page, "#scoreboard")
+    heads = page.locator("#scoreboard .scores thead th.hand")
+    assert heads.all_inner_texts() == [f"H{i + 1}" for i in range(hands)]
+    for i in range(hands):
+        assert page.evaluate(SCROLL_TO_HAND, i), f"hand {i + 1} cannot be seen"
+    kit.shot(page, artifacts, f"tc-scores-first-hand-{viewport}")
     assert page.errors == []
+
+
+#: JavaScript: scroll the score table to hand ``i``'s column; whether it is then wholly in view
+#: between the sticky name column and the sticky Total.
+SCROLL_TO_HAND = """i => {
+  const wrap = document.querySelector('#scoreboard .scores-wrap');
+  const cell = wrap.querySelectorAll('thead th.hand')[i];
+  cell.scrollIntoView({inline: 'center', block: 'nearest'});
+  const r = cell.getBoundingClientRect();
+  const name = wrap.querySelector('thead th:first-child').getBoundingClientRect();
+  const total = wrap.querySelector('thead th.total').getBoundingClientRect();
+  const w = wrap.getBoundingClientRect();
+  return r.left >= name.right - 0.5 && r.right <= total.left + 0.5 && r.left >= w.left - 0.5
+    && r.right <= w.right + 0.5;
+}"""
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", ["phone", "desktop"])
+@pytest.mark.parametrize("seats", [2, 4, 8])
 def test_crisp_results_and_game_over_totals(
-    chromium: Any, site: str, artifacts: Path, viewport: str
+    chromium: Any, site: str, artifacts: Path, viewport: str, seats: int
 ) -> None:
-    people = kit.players(8)
+    people = kit.players(seats)
     game = kit.started("crisp", people, timers={**kit.QUICK_CRISP, "target_score": 30})
     kit.drive(game, lambda g: len(g.state["history"]) >= 1)
     page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
     page.wait_for_selector("#reveal .reveal-table")
-    kit.shot(page, artifacts, f"crisp-results-{viewport}")
+    kit.shot(page, artifacts, f"crisp-results-{seats}-{viewport}")
     totals_in_view(page, "#reveal")
 
     # Another game, played to its end (no pause between rounds).
@@ -123,16 +164,36 @@ def test_crisp_results_and_game_over_totals(
     kit.drive(game, lambda g: g.status == "finished")
     page.goto(f"{site}/games/{game.pk}/")
     page.wait_for_selector("#reveal-title:text('Game over')")
-    kit.shot(page, artifacts, f"crisp-over-{viewport}")
+    kit.shot(page, artifacts, f"crisp-over-{seats}-{viewport}")
     totals_in_view(page, "#reveal")
+    # Under the table once the dialog is closed: the round-by-round results, every player's
+    # name and running total in view without scrolling sideways.
+    page.click("[data-key=reveal-close]")
+    rounds_in_view(page, ".after-game-wrap", len(people))
+    kit.shot(page, artifacts, f"crisp-over-rounds-{seats}-{viewport}")
 
     # The replay's scoreboard, at the last move: every round's column and the totals.
     page.goto(f"{site}/games/{game.pk}/replay/")
     page.click("#replay-last")
     page.wait_for_selector("#replay-board .scores .total")
-    kit.shot(page, artifacts, f"crisp-replay-scores-{viewport}")
+    kit.shot(page, artifacts, f"crisp-replay-scores-{seats}-{viewport}")
     totals_in_view(page, "#replay-board")
+    # Its round-by-round table (players as columns, templates/history/_results.html).
+    rounds_in_view(page, "body", len(people))
+    kit.shot(page, artifacts, f"crisp-replay-rounds-{seats}-{viewport}")
     assert page.errors == []
+
+
+def rounds_in_view(page: Any, where: str, players: int) -> None:
+    """The round-by-round table in ``where`` (players as columns): every player's name and
+    last running total wholly in view, left to right, without scrolling sideways."""
+    page.locator(f"{where} .round-results").scroll_into_view_if_needed()
+    totals = f"{where} .round-results .results-table tbody tr:last-child .running-total"
+    assert page.locator(totals).count() == players
+    assert kit.fully_visible(page, totals, across_only=True) == []
+    assert kit.fully_visible(page, f"{where} .round-results thead th", across_only=True) == []
+    # No template comment printed on the page (a two-line {# #} was, above the results).
+    assert "{#" not in page.inner_text(where)
 
 
 #: What the table calls out for each scoring item (English), as static/js/games/cribbage/spoken.js.
@@ -278,9 +339,11 @@ def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path
     # Every game by its Russian name, one name each, in the lobby's filter and menus.
     page.goto(f"{site}/games/")
     names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
-    assert "Криббедж" in names and "Тройная корона" in names, names
+    assert "Крисп" in names and "Криббедж" in names and "Тройная корона" in names, names
     assert "Triple Crown" not in page.text_content("main")
     assert "Cribbage" not in page.text_content("main")
+    # Crisp's name too, in Cyrillic like the others (the site's name "Crisp online" is a brand).
+    assert "Crisp" not in page.text_content("main").replace("Crisp online", "")
     # The replay's "Играть" button shows its whole word on a phone.
     done = kit.started(
         "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
@@ -295,7 +358,8 @@ def test_words_in_russian_and_japanese(chromium: Any, site: str, artifacts: Path
     japanese = kit.players(1, prefix="ja", language="ja")[0]
     page = kit.open_page(chromium, site, japanese, "phone", "/games/")
     names = page.eval_on_selector_all(".kind-filter a", "as => as.map(a => a.textContent.trim())")
-    assert "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert "クリスプ" in names and "クリベッジ" in names and "トリプルクラウン" in names, names
+    assert "Crisp" not in page.text_content("main").replace("Crisp online", "")
     assert page.errors == []
 
 

@@ -57,6 +57,21 @@ export class LobbyPage {
       e.preventDefault();
       this.start(form);
     });
+    // Nothing is put in place under a click: not between its press and its release (the
+    // button pressed would be another node by the release, and the click lost -- CI saw one
+    // "Take a seat" of seven never sent), nor once a form is on its way (the page is leaving).
+    this.pressed = false;   // a pointer is down
+    this.held = false;      // a fresh lobby part waits for its release
+    this.leaving = false;   // a form was sent the ordinary way: the next page is coming
+    document.addEventListener("pointerdown", () => { this.pressed = true; }, true);
+    const release = () => {
+      if (!this.pressed) return;
+      this.pressed = false;
+      if (this.held) { this.held = false; setTimeout(() => this.refresh(), 0); }
+    };
+    document.addEventListener("pointerup", release, true);
+    document.addEventListener("pointercancel", release, true);
+    document.addEventListener("submit", (e) => { if (!e.defaultPrevented) this.leaving = true; });
   }
 
   start(form) {
@@ -117,6 +132,8 @@ export class LobbyPage {
       }
       const fresh = doc.querySelector(LOBBY_PART);
       const old = document.querySelector(LOBBY_PART);
+      if (this.leaving) return;
+      if (this.pressed) { this.held = true; return; }  // read again once the click is done
       if (fresh && old && fresh.innerHTML !== old.innerHTML && this.fetching) {
         const active = document.activeElement;
         const focusId = active && old.contains(active) ? active.id : "";

@@ -1,7 +1,12 @@
-/* Who is connected: the dots with `data-presence-seat` (lobby seats and table seats); at the
- * table the seat of a player known to be away also carries `data-away`. While this page is
- * itself offline nobody's presence is known. */
+/* Who is connected: the dots with `data-presence-seat` (lobby seats and table seats). At the
+ * table, the seat of a person known to be away also carries `data-away` and an "offline" label
+ * beside its dot: the others see that the player is gone while that player's clock runs on.
+ * A computer player has no socket, so it is never "away": its dot is hidden at the table (its
+ * robot badge says what it is). While this page is itself offline nobody's presence is known,
+ * and nobody is marked. */
+import { el } from "./dom.js";
 import { gettext } from "./i18n.js";
+import { isComputer } from "./sitin.js";
 
 let current = null;
 
@@ -18,11 +23,21 @@ export function paintPresence() {
     dot.classList.toggle("online", on);
     dot.title = on ? gettext("online") : gettext("offline");
     dot.setAttribute("aria-label", dot.title);
-    // At the table, the seat itself is marked while its player is known to be away
-    // (`data-away`, for the table's stylesheet); nothing is known while this page is offline.
     const seat = dot.closest("#table-app [data-seat]");
-    if (seat) seat.toggleAttribute("data-away", current !== null && !on);
+    if (!seat) return;  // a lobby's dot: grey until its player's page connects
+    const computer = isComputer(dot.dataset.presenceSeat);
+    dot.hidden = computer;
+    markAway(seat, dot, current !== null && !on && !computer);
   });
+}
+
+/** The seat's `data-away` and its visible "offline" label, right after the dot. */
+function markAway(seat, dot, away) {
+  seat.toggleAttribute("data-away", away);
+  const next = dot.nextElementSibling;
+  const label = next && next.classList.contains("away-label") ? next : null;
+  if (away && !label) dot.after(el("span", "away-label", gettext("offline")));
+  if (!away && label) label.remove();
 }
 
 /** Whether `seat` has at least one socket open. */

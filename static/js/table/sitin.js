@@ -95,6 +95,13 @@ export function botBadge(seat) {
   return badge;
 }
 
+/** Whether a computer player holds `seat` (not a person, sitting in or not): it has no socket,
+ * so presence.js never calls it away. */
+export function isComputer(seat) {
+  const s = known()[seat];
+  return !!(s && s.bot);
+}
+
 /** Refill every drawn badge from what is known now. */
 export function paintBotBadges() {
   document.querySelectorAll("[data-bot-seat]").forEach(fill);

@@ -84,7 +84,9 @@ function renderSeat(t, st, s, pos) {
       fmt(ngettext("%(n)s King's draw to play", "%(n)s King's draws to play", kingDraws), { n: kingDraws })));
   }
   if (t.timedOut(s)) badges.appendChild(chip("timeout-chip", gettext("time up"), gettext("ran out of time")));
-  if (badges.children.length) seat.appendChild(badges);
+  // In the name's row, before the dealer's mark and the score: a seat's badges take no height
+  // of their own (eight seats share a phone's felt) and never sit on its edge.
+  if (badges.children.length) head.insertBefore(badges, name.nextSibling);
 
   const pickOwn = t.mode && t.mode.kind === "queen" && !t.mode.place;
   const pickOther = t.mode && t.mode.kind === "queen" && t.mode.place;

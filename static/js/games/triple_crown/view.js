@@ -464,16 +464,21 @@ export function renderStatus(t, st, baseTitle) {
 
 export function renderScores(t, st) {
   const box = part(t, "scoreboard");
+  // Where the player scrolled the hands to, kept across redraws (a card played must not snap
+  // them back); untouched, the table shows the latest hands.
+  const before = box.querySelector(".scores-wrap");
+  const kept = before && before.dataset.moved === "1" ? before.scrollLeft : null;
   box.textContent = "";
   const table = el("table", "scores");
   const thead = el("thead");
   const hr = el("tr");
   hr.appendChild(el("th", "", gettext("Player")));
-  const shown = st.history.slice(-6);
-  const first = st.history.length - shown.length;
+  // Every hand, however many: the table scrolls sideways under the player's name and the
+  // Total, which stay put (table.css), and opens at the latest hands.
+  const shown = st.history;
   shown.forEach((_, i) => {
-    const th = el("th", "num", fmt(gettext("H%(n)s"), { n: first + i + 1 }));
-    th.title = fmt(gettext("Hand %(n)s"), { n: first + i + 1 });
+    const th = el("th", "num hand", fmt(gettext("H%(n)s"), { n: i + 1 }));
+    th.title = fmt(gettext("Hand %(n)s"), { n: i + 1 });
     hr.appendChild(th);
   });
   hr.appendChild(el("th", "num", gettext("Tricks")));
@@ -484,7 +489,7 @@ export function renderScores(t, st) {
   for (let s = 0; s < st.seats; s++) {
     const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
     tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] || "" }) : (t.names[s] || "")));
-    shown.forEach((h) => tr.appendChild(el("td", "num", h[s] ? "+" + h[s] : "0")));
+    shown.forEach((h) => tr.appendChild(el("td", "num hand", h[s] ? "+" + h[s] : "0")));
     tr.appendChild(el("td", "num", st.phase === "over" ? "" : String(st.taken[s])));
     tr.appendChild(el("td", "num total", String(st.scores[s])));
     tb.appendChild(tr);
@@ -493,6 +498,11 @@ export function renderScores(t, st) {
   const wrap = el("div", "scores-wrap");
   wrap.appendChild(table);
   box.appendChild(wrap);
+  wrap.scrollLeft = kept === null ? wrap.scrollWidth : kept;
+  if (kept !== null) wrap.dataset.moved = "1";
+  wrap.addEventListener("scroll", () => {
+    wrap.dataset.moved = wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 2 ? "1" : "";
+  }, { passive: true });
   const foot = el("p", "muted small", fmt(gettext("The game ends when someone reaches %(n)s points; the highest total wins."),
     { n: st.settings.target_score }));
   box.appendChild(foot);
