@@ -9,7 +9,7 @@ from accounts.models import ApiToken, User
 
 @admin.register(User)
 class CrispUserAdmin(UserAdmin):
-    fieldsets = (*UserAdmin.fieldsets, (_("Crisp"), {"fields": ("display_name", "language")}))
+    fieldsets = (*UserAdmin.fieldsets, (_("Profile"), {"fields": ("display_name", "language")}))
     list_display = ("username", "display_name", "email", "language", "is_staff", "date_joined")
 
 
