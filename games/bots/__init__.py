@@ -1,4 +1,4 @@
-"""Computer players for every game: fair by construction, three levels, one search.
+"""Computer players for every game: fair by construction, four levels in one frame, one search.
 
 A bot decides from its seat's ``Observation`` only -- a frozen record of the redacted views and
 events the seat's socket received and of its own past decisions (``games.bots.observation``) --
