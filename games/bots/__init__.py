@@ -1,37 +1,47 @@
-"""Computer players for every game: fair by construction, three levels, one search.
+"""Computer players for every game: fair by construction, four levels in one frame, one search.
 
 A bot decides from its seat's ``Observation`` only -- a frozen record of the redacted views and
 events the seat's socket received and of its own past decisions (``games.bots.observation``) --
 through ``Bot.decide(observation, now, rng)`` (callers: ``ask(bot, memory, now, rng)``), which
 returns a wire action (``Action.to_wire()`` form) or ``None``.  Levels: ``random`` (the benchmark's
-floor), ``easy``, ``medium``, ``hard`` (SO-ISMCTS, ``games.bots.ismcts``).  Each game supplies one
-module here (``games.bots.crisp``): its knowledge tracker and determiniser, its heuristics and its
-``ismcts.SearchGame``.  Standard library only, like the engines: no Django, so a Celery task, a
-test or the benchmark runs the same code.  See docs/BOTS.md.
+floor), ``easy``, ``medium``, ``hard`` (SO-ISMCTS, ``games.bots.ismcts``), one frame for every game
+(``games.bots.base.Level``).  Each game supplies one module here, named after its kind in the
+engine registry (``games.bots.<kind>``): its knowledge tracker and determiniser, its heuristics,
+its rollout policy and horizon (an ``ismcts.EngineSearch``).  Standard library only, like the
+engines: no Django, so a Celery task, a test or the benchmark runs the same code.  See docs/BOTS.md.
 
-How the service layer calls a bot (``games.services.game_bot_move``)::
+How the service layer calls a bot (``games.services.game_bot_move``, run by the Celery task
+``games.tasks.bot_move``)::
 
-    memory = Memory.from_json(seat.bot_memory)        # or Memory("crisp", seat_no)
-    memory.observe(view=frame["state"]["state"], events=frame["events"])   # every frame
-    action = ask(bot_for(game.kind, seat.bot_level), memory, clock.now_ms(), random.Random())
-    seat.bot_memory = memory.to_json()                 # its past decisions are in it too
-    if action is not None:
-        services.game_act(game=game, seat=seat_no, action=action)   # the same path as people
+    memory = Memory.from_json(seat.bot_memory)   # or Memory(game.kind, seat_no, salt=...)
+    memory.observe(view=..., events=[...])       # the seat's payloads since, as it got them
+    bot = bot_for(game.kind, seat.bot_level, budget=...)
+    action = ask(bot, memory, clock.now_ms(), random.Random())
+    seat.bot_memory = memory.to_json()           # under the row lock: its past decisions
+    if action is not None:                       # the same path as people
+        services.game_act(game=game, user=seat.user, action=action,
+                          expected_version=version, by_bot=True)
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
-from .base import LEVELS, Bot, Budget, Stats, ask
+from games.engines import kinds
+
+from .base import LEVELS, Bot, Budget, HardLevel, Stats, ask
 from .observation import Decision, Memory, Observation, ObservationError
 
-#: kind -> the bot module of that game (same keys as ``games.engines.KINDS``).
+#: kind -> the bot module of that game, for the kinds that have computer players.  Derived
+#: from the engine registry (``games.engines.KINDS``, the one list of kinds) by convention --
+#: a kind's bots are the module ``games.bots.<kind>`` -- so adding a game's bots adds no line
+#: here; a kind without such a module has no computer players (the lobby offers none).
 GAMES: dict[str, str] = {
-    "crisp": "games.bots.crisp",
-    "cribbage": "games.bots.cribbage",
-    "triple_crown": "games.bots.triple_crown",
+    kind: f"{__name__}.{kind}"
+    for kind in kinds()
+    if importlib.util.find_spec(f"{__name__}.{kind}") is not None
 }
 
 
@@ -43,13 +53,13 @@ def game_for(kind: str) -> ModuleType:
 def bot_for(kind: str, level: str, *, budget: Budget | None = None) -> Bot:
     """A fresh bot of ``kind`` at ``level`` (``budget`` only matters for ``hard``).
 
-    >>> bot_for("crisp", "medium")
-    <MediumBot crisp/medium>
+    The game module's ``BOTS`` maps each level to its class (``base.Level`` subclasses); a
+    hard level (``base.HardLevel``) takes the budget.
     """
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
     cls = game_for(kind).BOTS[level]
-    if level == "hard":
+    if issubclass(cls, HardLevel):
         return cls(budget=budget)
     return cls()
 

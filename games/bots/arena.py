@@ -9,13 +9,12 @@ answers go through ``Action.from_wire`` and the engine's ``apply`` like any clie
 illegal move raises (tests rely on that: thousands of decisions, no refusal).
 
 Time is simulated: a bot's action happens at ``now``, then ``think_ms`` pass (a human-like
-pause, so crisp windows and start delays play out as at a real table).  When nobody wants to
+pause, so windows of time and start delays play out as at a real table).  When nobody wants to
 act, the clock jumps to the next deadline and the engine's ``advance`` applies it.  Seats are
 asked in turn starting with the one that acted last, which gives the seat whose turn just
-ended the first word in its crisp window -- as a player holding the phone would have it.
+ended the first word in a window its turn opened -- as a player holding the phone would have it.
 
-Generic over the engine interface (docs/ENGINE.md), so Cribbage and Triple Crown bots play in
-it unchanged.
+Generic over the engine interface (docs/ENGINE.md): every game's bots play in it unchanged.
 """
 
 from __future__ import annotations

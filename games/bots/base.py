@@ -16,9 +16,11 @@ import gc
 import random
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import ismcts
 from .observation import Memory, Observation, ObservationError
 
 
@@ -102,7 +104,7 @@ class Bot(ABC):
 
     def decide(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
         """The wire action to submit at ``now`` (``Action.to_wire()`` form), or ``None`` to do
-        nothing now (nothing to do, or the bot chose to wait -- e.g. not to call crisp).
+        nothing now (nothing to do, or the bot chose to wait -- e.g. to let a window pass).
 
         ``now`` is the instant the action will be judged at (ms): the engine's deadlines
         apply as for anybody.  The result is legal at ``now`` for the seat as it was last
@@ -141,6 +143,137 @@ class Bot(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.kind}/{self.level}>"
+
+
+# ================================================================================================
+# The level frame: what every game's levels do alike
+# ================================================================================================
+def nothing_to_do(view: dict[str, Any], now: int) -> bool:
+    """Whether the seat's view leaves it nothing to do at ``now``: the game is not being
+    played, or the view offers the seat no move and none of its deadlines has passed since
+    (a passed deadline -- a start delay -- may have made a move legal)."""
+    if view["status"] != "playing":
+        return True
+    return not view["you"]["can"] and not any(d["at"] <= now for d in view["deadlines"])
+
+
+class Level(Bot):
+    """The frame every level of every game shares; a game's frame class supplies its knowledge.
+
+    Why one frame: the three games' levels did the same steps in the same order -- nothing to
+    do, replay the memory into the seat's knowledge, build the determiniser, ask the engine
+    for the seat's legal actions on one sample (they depend only on what the seat may know),
+    then the level's choice -- and each game had its own copy.  A game's frame class (in
+    ``games/bots/<kind>.py``) sets ``kind``, ``knowledge`` (its tracker),
+    ``determiniser`` (a class: ``(observation, knowledge) -> .sample(rng) -> state``) and
+    ``legal_actions`` (its engine's), and says how a decision is split (``policy``; ``act``
+    when the game has decisions the frame does not know, such as an opening look).  The
+    level classes below (``RandomLevel`` ... ``HardLevel``) hold what a level is alike in
+    every game; a game's level is ``class MediumBot(MediumLevel, TheGamesBot)``.
+    """
+
+    #: ``(observation) -> knowledge``: the game's knowledge tracker
+    knowledge: Callable[..., Any]
+    #: ``(observation, knowledge) -> determiniser`` with ``sample(rng) -> state``
+    determiniser: Callable[..., Any]
+    #: ``(state, seat, now) -> list[action]``: the engine's own legal actions
+    legal_actions: Callable[..., Sequence[Any]]
+
+    @classmethod
+    def legal_now(cls, memory: Observation, now: int, rng: random.Random) -> list[Any]:
+        """The seat's legal actions at ``now``, asked of the engine on one determinisation:
+        they depend only on what the seat may know, so any consistent sample gives the true
+        list (tests use it to check a decision against what the seat could do)."""
+        det = cls.determiniser(memory, cls.knowledge(memory))
+        return list(cls.legal_actions(det.sample(rng), memory.seat, now))
+
+    def track(self, memory: Observation) -> Any:
+        """The seat's knowledge (a level that forgets overrides this)."""
+        return type(self).knowledge(memory)
+
+    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
+        view = memory.view
+        if view is None or nothing_to_do(view, now):
+            return None
+        k = self.track(memory)
+        det = type(self).determiniser(memory, k)
+        legal = list(type(self).legal_actions(det.sample(rng), memory.seat, now))
+        if not legal:
+            return None
+        action = self.act(memory, k, det, legal, now, rng)
+        return None if action is None else action.to_wire()
+
+    def act(
+        self, memory: Observation, k: Any, det: Any, legal: list[Any], now: int, rng: random.Random
+    ) -> Any:
+        """The action to take among ``legal`` (never empty), or ``None`` to wait.  Default: the
+        only legal action without thinking, else the level's ``policy``."""
+        if len(legal) == 1:
+            return legal[0]
+        return self.policy(memory, k, det, legal, now, rng)
+
+    def policy(
+        self, memory: Observation, k: Any, det: Any, legal: list[Any], now: int, rng: random.Random
+    ) -> Any:
+        """The level's choice among two or more legal actions (a game's frame dispatches it to
+        its kinds of decision; ``RandomLevel`` overrides it for every game)."""
+        raise NotImplementedError
+
+
+class RandomLevel(Level):
+    """Uniformly random among the legal actions: the benchmark's floor, in every game."""
+
+    level = "random"
+
+    def policy(
+        self, memory: Observation, k: Any, det: Any, legal: list[Any], now: int, rng: random.Random
+    ) -> Any:
+        return legal[rng.randrange(len(legal))]
+
+
+class EasyLevel(Level):
+    """Simple moves with some randomness or forgetting: the game's easy heuristics."""
+
+    level = "easy"
+
+
+class MediumLevel(Level):
+    """Remembers everything; the game's sound heuristic (and hard's prior and opponent model)."""
+
+    level = "medium"
+
+
+class HardLevel(Level):
+    """The medium heuristic as the prior of an SO-ISMCTS search within a CPU budget.
+
+    What is alike in every game: the budget (``Bot.remaining``: the decision's set-up is paid
+    from it too), the prior test (``confidence`` standard errors, ``ismcts.search``), the
+    statistics (``stats.searches``/``iterations``/``overrides``) and ``last`` (the latest
+    ``SearchResult``, for tests and logs).  A game's hard level builds its ``SearchGame``
+    (normally an ``ismcts.EngineSearch``) and its prior, and calls ``search``.
+    """
+
+    level = "hard"
+    #: standard errors by which a searched move must beat the prior (``ismcts.search``)
+    confidence = 2.0
+
+    def __init__(self, budget: Budget | None = None) -> None:
+        super().__init__()
+        self.budget = budget or Budget()
+        self.last: Any = None  # ismcts.SearchResult of the latest search
+
+    def search(self, game: Any, seat: int, rng: random.Random, prior: Any) -> Any:
+        """Search ``game`` from ``seat``'s information set with what is left of the budget;
+        the chosen action (``prior`` unless another is better by ``confidence`` standard
+        errors)."""
+        res = ismcts.search(
+            game, seat, self.remaining(self.budget), rng, prior=prior, confidence=self.confidence
+        )
+        self.stats.searches += 1
+        self.stats.iterations += res.iterations
+        self.stats.overrides += prior is not None and res.action != prior
+        self.last = res
+        return res.action
 
 
 def ask(bot: Bot, memory: Memory, now: int, rng: random.Random) -> dict[str, Any] | None:

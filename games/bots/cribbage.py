@@ -36,6 +36,7 @@ from itertools import combinations
 from math import comb
 from typing import Any
 
+from games.engines import engine_for
 from games.engines.cribbage import (
     FULL_DECK,
     Action,
@@ -49,8 +50,8 @@ from games.engines.cribbage import (
     value,
 )
 
-from . import ismcts
-from .base import Bot, Budget
+from .base import Budget, EasyLevel, HardLevel, Level, MediumLevel, RandomLevel
+from .ismcts import EngineSearch, World
 from .observation import Observation, ObservationError
 
 KIND = "cribbage"
@@ -339,12 +340,6 @@ def _moves_so_far(view: dict[str, Any]) -> int:
     return 0 if view["phase"] == "lay_away" else len(view["played"][0]) + len(view["played"][1])
 
 
-def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
-    """The seat's legal actions at ``now``, asked of the engine on one determinisation (they
-    depend only on what the seat may know while no deadline has passed)."""
-    return legal_actions(Determiniser(memory).sample(rng), memory.seat, now)
-
-
 # ================================================================================================
 # Evaluation shared by the levels
 # ================================================================================================
@@ -597,28 +592,19 @@ def safe_peg(
 # ================================================================================================
 # The levels
 # ================================================================================================
-class CribbageBot(Bot):
-    """The common frame of every Cribbage level: nothing to do -> ``None``; otherwise the
-    level's lay-away or card among the engine's legal actions at ``now``."""
+class CribbageBot(Level):
+    """Cribbage's frame (``base.Level``): the level's lay-away or card among the engine's
+    legal actions at ``now``."""
 
     kind = KIND
+    knowledge = track
+    determiniser = Determiniser
+    legal_actions = legal_actions
 
-    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
-        view = memory.view
-        if view is None or view["status"] != "playing":
-            return None
-        if not view["you"]["can"] and not any(d["at"] <= now for d in view["deadlines"]):
-            return None
-        k = track(memory)
-        det = Determiniser(memory, k)
-        legal = legal_actions(det.sample(rng), memory.seat, now)
-        if not legal:
-            return None
-        if len(legal) == 1:
-            return legal[0].to_wire()
+    def policy(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         if legal[0].type == "lay_away":
-            return self.lay_away(memory, k, det, legal, now, rng).to_wire()
-        return self.play(memory, k, det, legal, now, rng).to_wire()
+            return self.lay_away(memory, k, det, legal, now, rng)
+        return self.play(memory, k, det, legal, now, rng)
 
     def lay_away(
         self,
@@ -643,23 +629,15 @@ class CribbageBot(Bot):
         raise NotImplementedError
 
 
-class RandomBot(CribbageBot):
+class RandomBot(RandomLevel, CribbageBot):
     """Uniformly random among the legal actions: the benchmark floor."""
 
-    level = "random"
 
-    def lay_away(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
-        return legal[rng.randrange(len(legal))]
-
-    play = lay_away
-
-
-class EasyBot(CribbageBot):
+class EasyBot(EasyLevel, CribbageBot):
     """Legal, simple moves with some randomness: keeps the four cards that score best with one
     guessed starter (a fifth of the time any four), pegs what scores at once, else a random
     card -- no thought of the crib or of the opponent's reply."""
 
-    level = "easy"
     wander = 0.2
 
     def lay_away(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
@@ -685,12 +663,11 @@ class EasyBot(CribbageBot):
         return legal[rng.randrange(len(legal))]
 
 
-class MediumBot(CribbageBot):
+class MediumBot(MediumLevel, CribbageBot):
     """Remembers everything; discards to maximise the expected hand minus the crib (plus the
     crib when it is the seat's) over every starter still possible, and pegs safely
     (``safe_peg``)."""
 
-    level = "medium"
     crib_samples = 60
 
     def lay_away(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
@@ -904,17 +881,9 @@ def peg_estimates(
 # ================================================================================================
 # Hard: SO-ISMCTS over the engine
 # ================================================================================================
-@dataclass(slots=True)
-class _Sim:
-    """One determinisation during one search iteration (mutable; owned by the iteration)."""
-
-    state: GameState
-    now: int
-
-
-class CribbageSearch:
-    """Cribbage as an ``ismcts.SearchGame``: the engine's ``legal_actions``/``apply`` on
-    determinisations, to the end of the current hand.
+class CribbageSearch(EngineSearch[World]):
+    """Cribbage's knowledge for the search on the engine (``ismcts.EngineSearch``), to the end
+    of the current hand.
 
     The lay-away is simultaneous; the search linearises it with the root seat first and folds
     the opponent's lay-away (which the root seat never sees) into the same step, by the
@@ -923,21 +892,11 @@ class CribbageSearch:
     the hand's points difference, squashed into [0, 1]; a game won in the hand is worth 1.
     """
 
-    def __init__(
-        self,
-        memory: Observation,
-        knowledge: Knowledge,
-        now: int,
-    ) -> None:
-        self.seat = memory.seat
-        self.det = Determiniser(memory, knowledge)
-        self.now = now
+    def __init__(self, memory: Observation, knowledge: Knowledge, now: int) -> None:
+        super().__init__(engine_for(KIND), Determiniser(memory, knowledge), memory.seat, now)
         self.round = knowledge.round
 
-    def sample(self, rng: random.Random) -> _Sim:
-        return _Sim(self.det.sample(rng), self.now)
-
-    def to_move(self, s: _Sim) -> int | None:
+    def mover(self, s: World) -> int | None:
         st = s.state
         if st.status != "playing" or st.round.number != self.round:
             return None
@@ -948,29 +907,21 @@ class CribbageSearch:
             return 1 - self.seat  # only while the root seat has laid away already
         return r.turn
 
-    def actions(self, s: _Sim) -> Sequence[Hashable]:
-        seat = self.to_move(s)
-        assert seat is not None
-        return legal_actions(s.state, seat, s.now)
-
-    def play(self, s: _Sim, action: Hashable) -> Hashable:
-        assert isinstance(action, Action)
-        seat = self.to_move(s)
-        assert seat is not None
-        st, _ = apply(s.state, seat, action, s.now)
+    def observe(self, s: World, action: Action, events: list[Any]) -> Hashable:
+        st = s.state
         r = st.round
         if action.type == "lay_away" and r.phase == "lay_away" and r.number == self.round:
-            o = 1 - seat
+            o = 1 - s.actor  # type: ignore[operator]
             if r.discards[o] is None:
                 st, _ = apply(st, o, _quick_lay_away(r.hands[o], r.dealer == o), s.now)
-        s.state = st
+                s.state = st
         r = st.round
         if action.type == "lay_away" and r.number == self.round:
             return r.starter
         return None
 
-    def rollout_action(self, s: _Sim, rng: random.Random) -> Hashable:
-        seat = self.to_move(s)
+    def rollout_action(self, s: World, rng: random.Random) -> Hashable:
+        seat = s.actor
         assert seat is not None
         r = s.state.round
         if r.phase == "lay_away":
@@ -979,7 +930,7 @@ class CribbageSearch:
         # Monte Carlo over the sampled worlds, the strongest cheap policy for a few cards.
         return Action.play(best_peg(r.hands[seat], peg_position(r)))
 
-    def rewards(self, s: _Sim) -> Sequence[float]:
+    def rewards(self, s: World) -> Sequence[float]:
         st = s.state
         if st.status == "finished":
             return [1.0 if i in st.winners else 0.0 for i in (0, 1)]
@@ -1033,7 +984,7 @@ def score_pegging_free(keep: Sequence[str]) -> int:
     return total
 
 
-class HardBot(CribbageBot):
+class HardBot(HardLevel, CribbageBot):
     """The lay-away by exact expectation plus pegging, the play by SO-ISMCTS
     (``ismcts.search``) over ``CribbageSearch``, within a CPU budget per decision.
 
@@ -1049,9 +1000,6 @@ class HardBot(CribbageBot):
     worlds the seat cannot tell apart.
     """
 
-    level = "hard"
-    #: standard errors by which a searched move must beat the medium choice (``ismcts.search``)
-    confidence = 2.0
     #: lay-aways whose pegging is estimated: the best by exact hand and crib, at most this
     #: many, and only those within ``peg_window`` points of the best (pegging rarely makes up
     #: more between two keeps)
@@ -1059,9 +1007,7 @@ class HardBot(CribbageBot):
     peg_window = 3.0
 
     def __init__(self, budget: Budget | None = None) -> None:
-        super().__init__()
-        self.budget = budget or Budget()
-        self.last: ismcts.SearchResult[Any] | None = None
+        super().__init__(budget)
         self.last_lay_away: dict[tuple[str, str], float] = {}
 
     def lay_away(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
@@ -1124,22 +1070,13 @@ class HardBot(CribbageBot):
         another card is better by two standard errors of its paired advantage.  Without a
         prior hard took the best *mean* of a few dozen noisy play-outs."""
         trim_memos()  # before ``remaining``: its cost counts against this decision's budget
-        game = CribbageSearch(memory, k, now)
-        res = ismcts.search(
-            game,
-            memory.seat,
-            self.remaining(self.budget),
-            rng,
-            prior=prior,
-            confidence=self.confidence,
-        )
-        self.stats.searches += 1
-        self.stats.iterations += res.iterations
-        self.stats.overrides += prior is not None and res.action != prior
-        self.last = res
-        assert isinstance(res.action, Action)
-        return res.action
+        action = self.search(CribbageSearch(memory, k, now), memory.seat, rng, prior)
+        assert isinstance(action, Action)
+        return action
 
+
+#: The seat's legal actions at ``now`` (``base.Level.legal_now``).
+legal_now = CribbageBot.legal_now
 
 #: The levels, by name (``games.bots.bot_for("cribbage", level)``).
 BOTS: dict[str, type[CribbageBot]] = {

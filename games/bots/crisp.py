@@ -31,9 +31,10 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from games.engines import engine_for
 from games.engines.crisp import (
     FULL_DECK,
     PLACES,
@@ -41,14 +42,13 @@ from games.engines.crisp import (
     GameState,
     IllegalAction,
     advance,
-    apply,
     card_value,
     hand_total,
     legal_actions,
 )
 
-from . import ismcts
-from .base import Bot, Budget
+from .base import Budget, EasyLevel, HardLevel, Level, MediumLevel, RandomLevel
+from .ismcts import EngineSearch, World
 from .observation import Observation, ObservationError
 
 KIND = "crisp"
@@ -553,13 +553,6 @@ class Determiniser:
         return GameState.from_json(st)
 
 
-def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
-    """The seat's legal actions at ``now``, asked of the engine on one determinisation (they
-    depend only on what the seat may know, so any consistent sample gives the true list)."""
-    sample = Determiniser(memory).sample(rng)
-    return legal_actions(sample, memory.seat, now)
-
-
 # ================================================================================================
 # Shared decision plumbing
 # ================================================================================================
@@ -602,77 +595,54 @@ def _declined(memory: Observation) -> list[str]:
     return out
 
 
-def _nothing_possible(view: dict[str, Any], now: int) -> bool:
-    """Cheap pre-check: nothing to do in the view and no deadline has passed since."""
-    if view["status"] != "playing":
-        return True
-    return not view["you"]["can"] and not any(d["at"] <= now for d in view["deadlines"])
-
-
-class CrispBot(Bot):
-    """The common frame of every Crisp level: take the opening look at once (all but random),
-    decide once per crisp window, then the level's choice among the engine's legal actions."""
+class CrispBot(Level):
+    """Crisp's frame (``base.Level``): take the opening look at once (all but random), decide
+    once per crisp window (``wants_call``), then the level's ``policy`` among the engine's
+    legal actions (the moves of a turn)."""
 
     kind = KIND
+    knowledge = track
+    determiniser = Determiniser
+    legal_actions = legal_actions
     recall = 1.0
     takes_look = True
 
-    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
-        view = memory.view
-        if view is None or _nothing_possible(view, now):
-            return None
-        k = track(memory, self.recall)
-        det = Determiniser(memory, k)
-        legal = legal_actions(det.sample(rng), memory.seat, now)
-        if not legal:
-            return None
+    def track(self, memory: Observation) -> Knowledge:
+        return track(memory, self.recall)
+
+    def act(self, memory, k, det, legal, now, rng) -> Action | None:  # type: ignore[no-untyped-def]
         look = Action.look()
         if look in legal and self.takes_look:
-            return look.to_wire()
+            return look
         if CALL in legal:
             key = _window_key(memory)
             if key is not None and key in _declined(memory):
                 legal = [a for a in legal if a != CALL]
             elif self.wants_call(memory, k, det, now, rng):
-                return CALL.to_wire()
+                return CALL
             else:  # recorded by the caller as this decision (``open_window``): not asked again
                 legal = [a for a in legal if a != CALL]
         legal = [a for a in legal if a != look] if self.takes_look else legal
         if not legal:
             return None
-        return self.pick(memory, k, det, legal, now, rng).to_wire()
+        return self.policy(memory, k, det, legal, now, rng)
 
     def wants_call(
         self, memory: Observation, k: Knowledge, det: Determiniser, now: int, rng: random.Random
     ) -> bool:
         raise NotImplementedError
 
-    def pick(
-        self,
-        memory: Observation,
-        k: Knowledge,
-        det: Determiniser,
-        legal: list[Action],
-        now: int,
-        rng: random.Random,
-    ) -> Action:
-        raise NotImplementedError
-
 
 # ================================================================================================
 # Random, easy, medium
 # ================================================================================================
-class RandomBot(CrispBot):
+class RandomBot(RandomLevel, CrispBot):
     """Uniformly random among the legal actions (a call is a coin flip): the benchmark floor."""
 
-    level = "random"
     takes_look = False
 
     def wants_call(self, memory, k, det, now, rng) -> bool:  # type: ignore[no-untyped-def]
         return rng.random() < 0.5
-
-    def pick(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
-        return legal[rng.randrange(len(legal))]
 
 
 class _Estimates:
@@ -712,7 +682,7 @@ class _Estimates:
         return sum(self.theirs(j, p) for p in range(3))
 
 
-class EasyBot(CrispBot):
+class EasyBot(EasyLevel, CrispBot):
     """Legal, simple moves; remembers each private sight only half the time.
 
     Swaps a drawn card in where it *remembers* a higher card, or blindly if the card is very
@@ -720,14 +690,13 @@ class EasyBot(CrispBot):
     the cards it remembers (and a guess of 5 for each it does not) add up to 9 or less.
     """
 
-    level = "easy"
     recall = 0.5
 
     def wants_call(self, memory, k, det, now, rng) -> bool:  # type: ignore[no-untyped-def]
         mine = k.slots[memory.seat]
         return sum(card_value(c) if c else 5 for c in mine) <= 9
 
-    def pick(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
+    def policy(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         mine = k.slots[memory.seat]
         types = {a.type for a in legal}
         if "draw" in types:
@@ -753,7 +722,7 @@ class EasyBot(CrispBot):
         return Action.discard()
 
 
-class MediumBot(CrispBot):
+class MediumBot(MediumLevel, CrispBot):
     """Remembers everything it saw; plays on expected values of the unseen cards.
 
     * A drawn number card replaces the place with the largest expected gain (known high cards
@@ -765,13 +734,12 @@ class MediumBot(CrispBot):
       expected total (a margin for its own unknown cards and their final turns), or very low.
     """
 
-    level = "medium"
     info_bonus = 0.75
 
     def wants_call(self, memory, k, det, now, rng) -> bool:  # type: ignore[no-untyped-def]
         return medium_call(k)
 
-    def pick(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
+    def policy(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         return medium_pick(k, det.view, legal, self.info_bonus)
 
 
@@ -833,27 +801,24 @@ def medium_pick(
 # Hard: SO-ISMCTS over the engine
 # ================================================================================================
 @dataclass(slots=True)
-class _Sim:
-    """One determinisation during one search iteration (mutable; owned by the iteration)."""
+class _Sim(World):
+    """One determinisation during one search iteration, with what each seat knows in it."""
 
-    state: GameState
-    now: int
-    aware: list[list[bool]]  # per seat, per place: the seat knows its own card there
-    kept: list[list[bool]]  # per seat, per place: the seat swapped that card in itself
-    plain: list[list[bool]]  # per seat, per place: swapped in from the deck (no court card)
-    declined: set[int]  # turn numbers whose crisp window its owner let pass
-    first: int | None  # the root seat moves first (its own window before anybody's)
+    aware: list[list[bool]] = field(default_factory=list)  # per seat, per place: it knows it
+    kept: list[list[bool]] = field(default_factory=list)  # per seat, place: swapped in itself
+    plain: list[list[bool]] = field(default_factory=list)  # ... from the deck (no court card)
+    declined: set[int] = field(default_factory=set)  # turns whose window its owner let pass
+    first: int | None = None  # the root seat moves first (its own window before anybody's)
     #: the root seat's public record (``plain``, ``kept``) as the other seats' call rule reads
     #: it: frozen at the decision in a move search (``CrispSearch(frozen_record=True)``)
     record: tuple[list[bool], list[bool]] | None = None
     window: int | None = None  # when to_move is a window owner: that window's turn number
-    actor: int | None = None
     horizon: int = 0
 
 
-class CrispSearch:
-    """Crisp as an ``ismcts.SearchGame``: the engine's ``legal_actions``/``apply``/``advance``
-    on determinisations, linearised in time.
+class CrispSearch(EngineSearch[_Sim]):
+    """Crisp's knowledge for the search on the engine (``ismcts.EngineSearch``: the engine's
+    ``legal_actions``/``apply`` on determinisations), linearised in time.
 
     The search clock: every action happens at the search's ``now`` (bots do not dawdle); when
     nobody can act the clock jumps to the next deadline (``advance``).  A crisp window is one
@@ -884,9 +849,8 @@ class CrispSearch:
         horizon_turns: int | None = None,
         frozen_record: bool = False,
     ) -> None:
-        self.seat = memory.seat
-        self.det = Determiniser(memory, knowledge)
-        self.now = now
+        super().__init__(engine_for(KIND), Determiniser(memory, knowledge), memory.seat, now)
+        self.det: Determiniser
         k = self.det.knowledge
         self.round = k.round
         n = k.seats
@@ -907,10 +871,9 @@ class CrispSearch:
         self.plain0 = [row[:] for row in k.plain]
         self.frozen_record = frozen_record
 
-    # -- SearchGame --------------------------------------------------------------------------
-    def sample(self, rng: random.Random) -> _Sim:
+    def world(self, state: GameState) -> _Sim:
         return _Sim(
-            state=self.det.sample(rng),
+            state=state,
             now=self.now,
             aware=[row[:] for row in self.aware0],
             kept=[row[:] for row in self.kept0],
@@ -930,7 +893,9 @@ class CrispSearch:
             return s.record
         return s.plain[j], s.kept[j]
 
-    def to_move(self, s: _Sim) -> int | None:
+    def mover(self, s: _Sim) -> int | None:
+        """Who decides next: a window's owner (call or pass) before the seat on turn, the root
+        seat's own window or turn first; the clock jumps over a start delay (``advance``)."""
         while True:
             st, _ = advance(s.state, s.now)
             s.state = st
@@ -966,22 +931,20 @@ class CrispSearch:
 
     def actions(self, s: _Sim) -> Sequence[Hashable]:
         if s.window is not None:
-            return (CALL, PASS)
-        seat = s.actor
-        assert seat is not None
-        return [a for a in legal_actions(s.state, seat, s.now) if a.type not in ("look", "call")]
+            return (CALL, PASS)  # a window: its owner calls or lets it pass (no engine action)
+        return [a for a in super().actions(s) if a.type not in ("look", "call")]
 
-    def play(self, s: _Sim, action: Hashable) -> Hashable:
-        seat = s.actor
-        assert seat is not None
+    def apply_action(self, s: _Sim, action: Hashable) -> Hashable:
         s.first = None
         if action == PASS:
             assert s.window is not None
             s.declined.add(s.window)
             return None
-        assert isinstance(action, Action)
-        st, events = apply(s.state, seat, action, s.now)
-        s.state = st
+        return super().apply_action(s, action)
+
+    def observe(self, s: _Sim, action: Action, events: list[Any]) -> Hashable:
+        """Who now knows which place (swaps, a Jack's or Queen's look) and what the root seat
+        saw: its drawn card, its Jack's centre, its Queen's trade."""
         seen: list[str] = []
         me = self.seat
         for e in events:
@@ -1126,7 +1089,7 @@ class CrispSearch:
         return out
 
 
-class HardBot(CrispBot):
+class HardBot(HardLevel, CrispBot):
     """SO-ISMCTS (``ismcts.search``) over ``CrispSearch`` within a CPU budget per decision.
 
     Hard is medium plus a search of every decision with more than one option, medium's
@@ -1153,7 +1116,6 @@ class HardBot(CrispBot):
     CPU per decision.
     """
 
-    level = "hard"
     #: standard errors by which a searched move must beat the medium choice (``ismcts.search``):
     #: one, not the search's default two -- the play-outs model medium itself, so the estimate
     #: is nearly unbiased against medium; chosen on development runs in which 0, 1 and 2
@@ -1163,16 +1125,14 @@ class HardBot(CrispBot):
     search_picks = True
 
     def __init__(self, budget: Budget | None = None, horizon_turns: int | None = None) -> None:
-        super().__init__()
-        self.budget = budget or Budget()
+        super().__init__(budget)
         self.horizon_turns = horizon_turns
-        self.last: ismcts.SearchResult[Any] | None = None
 
     def wants_call(self, memory, k, det, now, rng) -> bool:  # type: ignore[no-untyped-def]
         prior = CALL if medium_call(k) else PASS
         return self._search(memory, k, now, rng, prior) == CALL
 
-    def pick(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
+    def policy(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         if len(legal) == 1:
             return legal[0]
         prior = medium_pick(k, det.view, legal)
@@ -1193,20 +1153,11 @@ class HardBot(CrispBot):
         frozen_record: bool = False,
     ) -> Hashable:
         game = CrispSearch(memory, k, now, self.horizon_turns, frozen_record=frozen_record)
-        res = ismcts.search(
-            game,
-            memory.seat,
-            self.remaining(self.budget),
-            rng,
-            prior=prior,
-            confidence=self.confidence,
-        )
-        self.stats.searches += 1
-        self.stats.iterations += res.iterations
-        self.stats.overrides += prior is not None and res.action != prior
-        self.last = res
-        return res.action
+        return self.search(game, memory.seat, rng, prior)  # type: ignore[no-any-return]
 
+
+#: The seat's legal actions at ``now`` (``base.Level.legal_now``).
+legal_now = CrispBot.legal_now
 
 #: The levels, by name (``games.bots.bot_for("crisp", level)``).
 BOTS: dict[str, type[CrispBot]] = {

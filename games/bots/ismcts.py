@@ -15,10 +15,14 @@ matter and are kept:
   does not observe, so the tree never conditions on hidden values -- that is what makes the
   root decision a function of the seat's information set.
 
-The game comes in through ``SearchGame``; this module imports no engine.  Each game's bot
-module implements it on top of the engine's own ``legal_actions``/``apply`` (the game supplies
-only its determiniser and rollout policy; see docs/BOTS.md, "Adding a game").  OpenSpiel's
-``open_spiel/python/algorithms/ismcts.py`` is the same separation.
+The game comes in through ``SearchGame``; this module imports no engine.  ``EngineSearch`` is
+the one implementation every game uses: it runs the search on the engine interface itself --
+the engine's ``legal_actions`` and ``apply`` at the search clock, on states the game's
+determiniser samples -- as OpenSpiel's ``State`` does (``current_player``, ``legal_actions``,
+``apply_action``, ``returns``, ``resample_from_infostate``).  A game subclasses it with its
+knowledge only: who moves (``mover``; the engine's shared ``awaiting`` will say it), what the
+root seat observes of a move (``observe``), its default policy (``rollout_action``) and its
+horizon's reward (``rewards``).  See docs/BOTS.md, "Adding a game".
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import random
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from .base import Budget
+if TYPE_CHECKING:  # base imports this module (the hard level's search)
+    from .base import Budget
 
 S = TypeVar("S")  # one determinised search state (mutable, owned by one iteration)
 A = TypeVar("A", bound=Hashable)
@@ -53,9 +58,10 @@ class SearchGame(Protocol[S, A]):
         """The choices of ``to_move(s)`` in ``s``; never empty when ``to_move`` is a seat."""
         ...
 
-    def play(self, s: S, action: A) -> Hashable:
-        """Apply ``action`` of ``to_move(s)`` to ``s`` in place.  Returns what the *root seat*
-        observes of it beyond the action itself (``None``: nothing)."""
+    def apply_action(self, s: S, action: A) -> Hashable:
+        """Apply ``action`` of ``to_move(s)`` to ``s`` in place (OpenSpiel's name; the engine's
+        ``apply``).  Returns what the *root seat* observes of it beyond the action itself
+        (``None``: nothing)."""
         ...
 
     def rollout_action(self, s: S, rng: random.Random) -> A:
@@ -66,6 +72,102 @@ class SearchGame(Protocol[S, A]):
     def rewards(self, s: S) -> Sequence[float]:
         """Per seat, in [0, 1], at the horizon."""
         ...
+
+
+class Engine(Protocol):
+    """The part of an engine package the search calls (docs/ENGINE.md)."""
+
+    def legal_actions(self, state: Any, seat: int, now: int) -> list[Any]: ...
+
+    def apply(self, state: Any, seat: int, action: Any, now: int) -> tuple[Any, list[Any]]: ...
+
+
+class Sampler(Protocol):
+    """A game's determiniser: full hypothetical engine states of the root information set."""
+
+    def sample(self, rng: random.Random) -> Any: ...
+
+
+@dataclass(slots=True)
+class World:
+    """One determinisation during one search iteration (mutable; owned by the iteration): the
+    engine state, the search clock, and the seat ``to_move`` last named.  A game that tracks
+    more per world (what each seat knows in it) subclasses it and overrides ``world``."""
+
+    state: Any
+    now: int
+    actor: int | None = None
+
+
+W = TypeVar("W", bound=World)
+
+
+class EngineSearch(Generic[W]):
+    """``SearchGame`` on the engine interface: the engine's own ``legal_actions``/``apply`` on
+    the determiniser's samples, every move at the search clock ``now``.
+
+    Why one adapter: each game used to write its own ``SearchGame`` repeating the same calls
+    (to-move, the engine's legal actions for that seat, apply for that seat, the state carried
+    in a per-iteration record).  The search needs the game's *knowledge* only, which a
+    subclass gives by overriding:
+
+    * ``mover(s)`` -- the seat that decides next, ``None`` at the horizon (the hand or round is
+      over, or far enough ahead to be scored).  Until the engines' shared ``awaiting(state,
+      now)`` and ``is_over(state)`` exist this is a small per-game hook; it may advance the
+      search clock (``s.now``) past a delay in which nobody can act;
+    * ``observe(s, action, events)`` -- what the *root seat* sees of a move beyond the action
+      itself (its drawn card), and any per-world bookkeeping of who knows what;
+    * ``rollout_action(s, rng)`` -- the default policy, on what the mover knows in ``s``;
+    * ``rewards(s)`` -- per seat in [0, 1] at the horizon (the engine's ``returns`` would do
+      once the game is over; a round's horizon needs the game's own reward);
+    * ``actions(s)`` only to narrow the engine's legal actions (equivalent cards) or add a
+      decision the engine has no action for (letting a window pass), and ``world(state)`` to
+      carry more per world.
+    """
+
+    def __init__(self, engine: Engine, sampler: Sampler, seat: int, now: int) -> None:
+        self.legal_actions = engine.legal_actions
+        self.apply = engine.apply
+        self.det = sampler
+        self.seat = seat
+        self.now = now
+
+    def world(self, state: Any) -> W:
+        """A fresh per-iteration record around a sampled ``state``."""
+        return World(state, self.now)  # type: ignore[return-value]
+
+    # -- SearchGame --------------------------------------------------------------------------
+    def sample(self, rng: random.Random) -> W:
+        return self.world(self.det.sample(rng))
+
+    def to_move(self, s: W) -> int | None:
+        s.actor = self.mover(s)
+        return s.actor
+
+    def actions(self, s: W) -> Sequence[Any]:
+        assert s.actor is not None
+        return self.legal_actions(s.state, s.actor, s.now)
+
+    def apply_action(self, s: W, action: Any) -> Hashable:
+        assert s.actor is not None
+        s.state, events = self.apply(s.state, s.actor, action, s.now)
+        return self.observe(s, action, events)
+
+    # -- the game's knowledge ------------------------------------------------------------------
+    def mover(self, s: W) -> int | None:
+        """The seat that decides next in ``s``; ``None`` at the horizon."""
+        raise NotImplementedError
+
+    def observe(self, s: W, action: Any, events: list[Any]) -> Hashable:
+        """What the root seat observed of ``action`` (by ``s.actor``) beyond the action itself;
+        ``None`` by default (every move public)."""
+        return None
+
+    def rollout_action(self, s: W, rng: random.Random) -> Any:
+        raise NotImplementedError
+
+    def rewards(self, s: W) -> Sequence[float]:
+        raise NotImplementedError
 
 
 @dataclass(slots=True)
@@ -129,8 +231,9 @@ def search(
     ``search_opponents=False`` lets the other seats move by the game's default policy inside
     the tree too -- an opponent model -- and searches only the root seat's own decisions.  With
     so few iterations an opponent node would otherwise be expanded action by action with hardly
-    any visits each, so the opponents would play near-randomly just below the root: a crisp
-    call, whose outcome is the opponents' final turns, would look far better than it is.
+    any visits each, so the opponents would play near-randomly just below the root: a decision
+    whose outcome *is* the opponents' next moves (ending the round early, say) would look far
+    better than it is.
     ``True`` is the paper's plain SO-ISMCTS.
 
     ``expand_after``: a node below the root grows its own edges only once it has been reached
@@ -138,7 +241,7 @@ def search(
     tries its untried actions one by one, i.e. at random, and a node reached a handful of times
     is nothing *but* that: without the threshold the root seat's own later decisions would be
     played near-randomly in every line the search explores little, and an action followed by
-    more of them (not calling, against calling) would look worse than it is.
+    more of them (waiting, against ending the round now) would look worse than it is.
 
     ``prior`` (paired root only): the game's own heuristic choice.  The search replaces it
     only with an action whose paired advantage over it is at least ``confidence`` standard
@@ -148,8 +251,8 @@ def search(
 
     The search stops before an iteration that would, at the mean cost so far, overrun the
     budget, and inside an iteration before a play-out that could overrun it at the dearest
-    play-out's cost so far -- a Triple Crown iteration plays every root action to the end of
-    the hand, and its cost varies with the sampled world; that world is then left out of the
+    play-out's cost so far -- an iteration that plays every root action to the end of a
+    hand varies in cost with the sampled world; that world is then left out of the
     choice.  Without a ``prior`` at least one iteration per root action runs even on a tiny
     budget; with one, a budget spent before the first whole world returns the prior.
     """
@@ -238,7 +341,7 @@ def _iterate(
             e = node.edges[first_action] = _Edge(first_action, seat)
         e.available += 1
         path.append(e)
-        node = e.child(game.play(s, first_action))
+        node = e.child(game.apply_action(s, first_action))
         node.visits += 1
     # Selection and expansion: down the tree while every legal action has an edge.
     while True:
@@ -254,7 +357,7 @@ def _iterate(
             e = node.edges.get(a)
             if e is None:
                 e = node.edges[a] = _Edge(a, seat)
-            node = e.child(game.play(s, a))
+            node = e.child(game.apply_action(s, a))
             node.visits += 1
             continue
         acts = game.actions(s)
@@ -271,15 +374,15 @@ def _iterate(
             a = untried[rng.randrange(len(untried))]
             e = node.edges[a] = _Edge(a, seat, available=1)
             path.append(e)
-            node = e.child(game.play(s, a))
+            node = e.child(game.apply_action(s, a))
             break
         e = max(legal_edges, key=lambda e: _ucb(e, c))
         path.append(e)
-        node = e.child(game.play(s, e.action))  # type: ignore[arg-type]
+        node = e.child(game.apply_action(s, e.action))  # type: ignore[arg-type]
         node.visits += 1
     # Simulation with the game's default policy.
     while game.to_move(s) is not None:
-        game.play(s, game.rollout_action(s, rng))
+        game.apply_action(s, game.rollout_action(s, rng))
     rewards = game.rewards(s)
     for e in path:
         e.visits += 1

@@ -144,9 +144,10 @@ class Decision:
 
     ``at``: the instant it was taken for; ``action``: the wire action it returned, as canonical
     JSON text (``None``: it chose to do nothing); ``window``: the seat's own open choice it
-    answered, derived from the view it decided on by the game's ``open_window`` (Crisp: the
-    crisp window ``"r<round>:t<turn>"``; ``None`` elsewhere).  That is how a bot remembers that
-    it let a window pass without any writable notes: the fact is its own earlier output.
+    answered, derived from the view it decided on by the game's ``open_window`` (a game whose
+    seats answer windows of time names the window, e.g. ``"r<round>:t<turn>"``; ``None``
+    elsewhere).  That is how a bot remembers that it let a window pass without any writable
+    notes: the fact is its own earlier output.
     """
 
     at: int
@@ -242,8 +243,8 @@ class Memory:
     ``observe(view=..., events=[...])`` after every update frame the seat gets (events in their
     order, then the state the frame carried), hand the bot ``observation()``, and ``record``
     what it decided (``games.bots.ask`` does all three).  There is no free-form scratch space:
-    what a bot remembers of itself is its own past decisions (``Decision``), e.g. the crisp
-    windows it answered without calling, so a bot asked again in the same window does not
+    what a bot remembers of itself is its own past decisions (``Decision``), e.g. the
+    windows it let pass, so a bot asked again in the same window does not
     change its mind or search twice.
 
     ``salt`` individualises deliberate forgetting (the easy level): which looks a bot forgets

@@ -32,17 +32,17 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from games.engines import engine_for
 from games.engines.triple_crown import (
     FULL_DECK,
     Action,
     GameState,
-    apply,
     legal_actions,
     roles_for,
 )
 
-from . import ismcts
-from .base import Bot, Budget
+from .base import EasyLevel, HardLevel, Level, MediumLevel, RandomLevel
+from .ismcts import EngineSearch, World
 from .observation import Observation, ObservationError
 
 KIND = "triple_crown"
@@ -410,11 +410,6 @@ def _sorted(cards: Sequence[str]) -> list[str]:
     return sorted(cards, key=lambda c: (_SUIT_ORDER[c[1]], -_rank(c)))
 
 
-def legal_now(memory: Observation, now: int, rng: random.Random) -> list[Action]:
-    """The seat's legal actions at ``now``, asked of the engine on one determinisation."""
-    return legal_actions(Determiniser(memory).sample(rng), memory.seat, now)
-
-
 # ================================================================================================
 # Role inference (public evidence only)
 # ================================================================================================
@@ -658,28 +653,19 @@ def medium_declaration(hand: Sequence[str]) -> Action:
 # ================================================================================================
 # The levels
 # ================================================================================================
-class TripleCrownBot(Bot):
-    """The common frame of every level: nothing to do -> ``None``; otherwise the level's
-    declaration or card among the engine's legal actions at ``now``."""
+class TripleCrownBot(Level):
+    """Triple Crown's frame (``base.Level``): the level's declaration or card among the
+    engine's legal actions at ``now``."""
 
     kind = KIND
+    knowledge = track
+    determiniser = Determiniser
+    legal_actions = legal_actions
 
-    def choose(self, memory: Observation, now: int, rng: random.Random) -> dict[str, Any] | None:
-        view = memory.view
-        if view is None or view["status"] != "playing":
-            return None
-        if not view["you"]["can"] and not any(d["at"] <= now for d in view["deadlines"]):
-            return None
-        k = track(memory)
-        det = Determiniser(memory, k)
-        legal = legal_actions(det.sample(rng), memory.seat, now)
-        if not legal:
-            return None
-        if len(legal) == 1:
-            return legal[0].to_wire()
+    def policy(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         if legal[0].type == "declare":
-            return self.declare(memory, k, det, legal, now, rng).to_wire()
-        return self.card(memory, k, det, legal, now, rng).to_wire()
+            return self.declare(memory, k, det, legal, now, rng)
+        return self.card(memory, k, det, legal, now, rng)
 
     def declare(
         self,
@@ -704,24 +690,16 @@ class TripleCrownBot(Bot):
         raise NotImplementedError
 
 
-class RandomBot(TripleCrownBot):
+class RandomBot(RandomLevel, TripleCrownBot):
     """Uniformly random among the legal actions: the benchmark floor."""
 
-    level = "random"
 
-    def declare(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
-        return legal[rng.randrange(len(legal))]
-
-    card = declare
-
-
-class EasyBot(TripleCrownBot):
+class EasyBot(EasyLevel, TripleCrownBot):
     """Its own role only, simple rules, a little random: High plays its highest card that can
     win (else its lowest), Low its highest card that loses (else its lowest), Team and the
     Double Stakes opponents just follow cheaply; a Double Stakes hand with four or more aces
     and kings goes High in its longest suit, else Low at no-trump.  One card in ten is random."""
 
-    level = "easy"
     wander = 0.1
 
     def declare(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
@@ -749,11 +727,9 @@ class EasyBot(TripleCrownBot):
         return Action.play(min(cards, key=_rank))  # type: ignore[arg-type]
 
 
-class MediumBot(TripleCrownBot):
+class MediumBot(MediumLevel, TripleCrownBot):
     """Infers roles from play and plays to its own role and side (``medium_card``); declares
     by counting its tricks (``medium_declaration``)."""
-
-    level = "medium"
 
     def declare(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         return medium_declaration(k.hand)
@@ -766,9 +742,7 @@ class MediumBot(TripleCrownBot):
 # Hard: SO-ISMCTS over the engine
 # ================================================================================================
 @dataclass(slots=True)
-class _Sim:
-    state: GameState
-    now: int
+class _Sim(World):
     # The public play of the completed tricks, folded once (``TripleCrownSearch._knowledge``):
     # how many, each seat's cards in order, its shown voids, its ``behaviour`` evidence.
     done: int = 0
@@ -822,49 +796,38 @@ def _representative(card: str, cards: Sequence[str], out: set[str]) -> str:
     return low
 
 
-class TripleCrownSearch:
-    """Triple Crown as an ``ismcts.SearchGame``: the engine's ``legal_actions``/``apply`` on
-    determinisations, to the end of the current hand.
+class TripleCrownSearch(EngineSearch[_Sim]):
+    """Triple Crown's knowledge for the search on the engine (``ismcts.EngineSearch``), to the
+    end of the current hand.
 
-    Every card played is public, so ``play`` observes nothing beyond the action.  Equivalent
+    Every card played is public, so a move observes nothing beyond the action.  Equivalent
     cards (``_classes``) are one action.  The default policy is the medium level's card rule
     played by each seat on what *it* knows in the sampled world: its own cards and role, the
     public play -- never another seat's cards or role.  Reward: the hand's points against the
     others' mean, squashed into [0, 1]; a game won in the hand is worth 1."""
 
     def __init__(self, memory: Observation, knowledge: Knowledge, now: int) -> None:
-        self.seat = memory.seat
-        self.det = Determiniser(memory, knowledge)
-        self.now = now
+        super().__init__(engine_for(KIND), Determiniser(memory, knowledge), memory.seat, now)
         self.round = knowledge.round
         self.k0 = knowledge
 
-    def sample(self, rng: random.Random) -> _Sim:
-        return _Sim(self.det.sample(rng), self.now)
+    def world(self, state: GameState) -> _Sim:
+        return _Sim(state, self.now)
 
-    def to_move(self, s: _Sim) -> int | None:
+    def mover(self, s: _Sim) -> int | None:
         st = s.state
         if st.status != "playing" or st.round.number != self.round:
             return None
         return st.round.turn
 
     def actions(self, s: _Sim) -> Sequence[Hashable]:
-        st = s.state
-        seat = st.round.turn
-        assert seat is not None
-        acts = legal_actions(st, seat, s.now)
+        acts = super().actions(s)
         if acts[0].type == "declare":
             return acts
-        h = st.round
+        seat = s.actor
+        h = s.state.round
         out = {c for j in range(SEATS) if j != seat for c in h.hands[j]}
         return [Action.play(c) for c in _classes(h.hands[seat], [a.card for a in acts], out)]  # type: ignore[misc]
-
-    def play(self, s: _Sim, action: Hashable) -> Hashable:
-        assert isinstance(action, Action)
-        seat = s.state.round.turn
-        assert seat is not None
-        s.state, _ = apply(s.state, seat, action, s.now)
-        return None
 
     def _knowledge(self, s: _Sim, seat: int) -> Knowledge:
         """What ``seat`` knows in the sampled world (its own cards and role, the public play).
@@ -903,7 +866,7 @@ class TripleCrownSearch:
 
     def rollout_action(self, s: _Sim, rng: random.Random) -> Hashable:
         h = s.state.round
-        seat = h.turn
+        seat = s.actor
         assert seat is not None
         if h.phase == "declare":
             return medium_declaration(h.hands[seat])
@@ -926,19 +889,10 @@ class TripleCrownSearch:
         return out
 
 
-class HardBot(TripleCrownBot):
+class HardBot(HardLevel, TripleCrownBot):
     """SO-ISMCTS (``ismcts.search``) over ``TripleCrownSearch`` within a CPU budget per
     decision (``Bot.remaining``: the set-up is paid from it too); the medium choice is the
     search's ``prior``, kept unless the search finds a move better by two standard errors."""
-
-    level = "hard"
-    #: standard errors by which a searched move must beat the medium choice (``ismcts.search``)
-    confidence = 2.0
-
-    def __init__(self, budget: Budget | None = None) -> None:
-        super().__init__()
-        self.budget = budget or Budget()
-        self.last: ismcts.SearchResult[Any] | None = None
 
     def declare(self, memory, k, det, legal, now, rng) -> Action:  # type: ignore[no-untyped-def]
         return self._search(memory, k, now, rng, medium_declaration(k.hand))
@@ -955,22 +909,13 @@ class HardBot(TripleCrownBot):
     def _search(
         self, memory: Observation, k: Knowledge, now: int, rng: random.Random, prior: Action
     ) -> Action:
-        game = TripleCrownSearch(memory, k, now)
-        res = ismcts.search(
-            game,
-            memory.seat,
-            self.remaining(self.budget),
-            rng,
-            prior=prior,
-            confidence=self.confidence,
-        )
-        self.stats.searches += 1
-        self.stats.iterations += res.iterations
-        self.stats.overrides += prior is not None and res.action != prior
-        self.last = res
-        assert isinstance(res.action, Action)
-        return res.action
+        action = self.search(TripleCrownSearch(memory, k, now), memory.seat, rng, prior)
+        assert isinstance(action, Action)
+        return action
 
+
+#: The seat's legal actions at ``now`` (``base.Level.legal_now``).
+legal_now = TripleCrownBot.legal_now
 
 #: The levels, by name (``games.bots.bot_for("triple_crown", level)``).
 BOTS: dict[str, type[TripleCrownBot]] = {

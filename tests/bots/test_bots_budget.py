@@ -31,7 +31,7 @@ class _Race:
     def actions(self, s: list[int]) -> Sequence[Hashable]:
         return (1, 2, 3)
 
-    def play(self, s: list[int], action: Hashable) -> Hashable:
+    def apply_action(self, s: list[int], action: Hashable) -> Hashable:
         assert isinstance(action, int)
         s[0] += action
         s[1] = 1 - s[1]

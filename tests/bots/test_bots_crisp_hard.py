@@ -119,8 +119,8 @@ def test_the_opponents_call_reads_this_seats_record_frozen_at_the_decision() -> 
                 continue
             move = medium_pick(k, m.view, legal)
             at_decision = ([row[:] for row in sl.plain], [row[:] for row in sl.kept])
-            frozen.play(sf, move)
-            live.play(sl, move)
+            frozen.apply_action(sf, move)
+            live.apply_action(sl, move)
             r = random.Random(seed)
             r2 = random.Random(seed)
             while True:
@@ -130,8 +130,8 @@ def test_the_opponents_call_reads_this_seats_record_frozen_at_the_decision() -> 
                     break
                 a = frozen.rollout_action(sf, r)
                 assert live.rollout_action(sl, r2) == a  # identical worlds up to here
-                frozen.play(sf, a)
-                live.play(sl, a)
+                frozen.apply_action(sf, a)
+                live.apply_action(sl, a)
             if who is None:
                 continue
             got = frozen.rollout_action(sf, r)
@@ -159,10 +159,10 @@ def test_another_seats_open_window_counts_as_passed() -> None:
             opened = {sw.turn_no for sw in s.state.round.windows if sw.seat != m.seat}
             if not opened:  # it closed at ``now`` (the referee had not advanced the table)
                 continue
-            game.play(s, medium_pick(k, m.view, _moves(game, s)))
+            game.apply_action(s, medium_pick(k, m.view, _moves(game, s)))
             while (who := game.to_move(s)) is not None:
                 if who != m.seat and s.window is not None:
                     assert s.window not in opened, (s.window, opened)
-                game.play(s, game.rollout_action(s, rng))
+                game.apply_action(s, game.rollout_action(s, rng))
             seen += 1
     assert seen >= 20, seen

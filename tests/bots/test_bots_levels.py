@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from support import crisp_states
 
-from games.bots import LEVELS, Budget, bot_for, game_for
+import games.bots
+from games.bots import GAMES, LEVELS, Budget, bot_for, game_for
+from games.bots.base import EasyLevel, HardLevel, MediumLevel, RandomLevel
 from games.bots.crisp import (
     CALL,
     PASS,
@@ -18,11 +21,13 @@ from games.bots.crisp import (
     medium_pick,
     track,
 )
+from games.bots.ismcts import EngineSearch
+from games.engines import KINDS
 from games.engines.crisp import Settings
 
 
 def test_every_level_of_every_game_is_registered() -> None:
-    for kind in ("crisp",):
+    for kind in GAMES:
         for level in LEVELS:
             bot = bot_for(kind, level)
             assert bot.kind == kind and bot.level == level
@@ -33,6 +38,34 @@ def test_every_level_of_every_game_is_registered() -> None:
         bot_for("chess", "easy")
     with pytest.raises(ValueError):
         Budget(0)
+
+
+def test_the_bots_registry_is_the_engine_registry() -> None:
+    """Issue 23: no second list of kinds -- every kind of the engine registry that has a bot
+    module (``games/bots/<kind>.py``) is registered, and nothing else."""
+    here = Path(games.bots.__file__).parent
+    assert list(GAMES) == [k for k in KINDS if (here / f"{k}.py").exists()]
+    assert len(GAMES) == 3  # every game has bots today
+
+
+def test_every_game_uses_the_one_frame_and_the_one_search() -> None:
+    """Issue 23: a game's levels are the shared level classes plus its knowledge (none of them
+    takes a decision in its own ``choose``/``decide``), and its hard level searches through the
+    engine adapter (its ``SearchGame`` is an ``ismcts.EngineSearch``)."""
+    shared = {"random": RandomLevel, "easy": EasyLevel, "medium": MediumLevel, "hard": HardLevel}
+    for kind in GAMES:
+        module = game_for(kind)
+        for level, cls in module.BOTS.items():
+            assert issubclass(cls, shared[level]), (kind, level)
+            for klass in cls.__mro__:
+                if klass.__module__ == module.__name__:
+                    assert "choose" not in vars(klass) and "decide" not in vars(klass), klass
+        searches = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and v.__module__ == module.__name__ and hasattr(v, "mover")
+        ]
+        assert searches and all(issubclass(v, EngineSearch) for v in searches), (kind, searches)
     with pytest.raises(ValueError):
         Budget(10, max_iterations=0)
 

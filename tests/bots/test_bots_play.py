@@ -171,7 +171,7 @@ class _GuessGame:
     def actions(self, s: _Guess) -> Sequence[Hashable]:
         return ("high", "low")
 
-    def play(self, s: _Guess, action: Hashable) -> Hashable:
+    def apply_action(self, s: _Guess, action: Hashable) -> Hashable:
         s.said = str(action)
         return None
 

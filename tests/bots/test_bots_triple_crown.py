@@ -391,7 +391,7 @@ def test_search_knowledge_folded_trick_by_trick_equals_a_fresh_replay() -> None:
                 assert got.played == _played(s.state.round)
                 assert got.evidence == pytest.approx(behaviour(replace(got, evidence=None)))
                 checked += 1
-            game.play(s, game.rollout_action(s, rng))
+            game.apply_action(s, game.rollout_action(s, rng))
         if checked > 400:
             break
     assert checked > 400

@@ -9,6 +9,7 @@ game mean editing them.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -275,3 +276,93 @@ def test_game_lists_filter_by_kind(users) -> None:
     for other in others:
         other_page = browser.get("/games/", {"kind": other}).content.decode()
         assert f"/games/{game.pk}/join/" not in other_page
+
+
+# -- the shared bot modules ---------------------------------------------------------------------
+#: The bot modules every game shares: the registry, the level frame, the search, the memory and
+#: the referee.  A game's knowledge lives in its own module, ``games/bots/<kind>.py``.
+SHARED_BOT_MODULES = [
+    GAMES_DIR / "bots" / name
+    for name in ("__init__.py", "base.py", "ismcts.py", "observation.py", "arena.py")
+]
+
+
+def _event_types(kind: str) -> set[str]:
+    """Every event type the engine of ``kind`` creates (``Event("swap", ...)`` in its source)."""
+    found: set[str] = set()
+    package = Path(importlib.import_module(KINDS[kind]).__file__ or "").parent
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            name = node.func.id if isinstance(node.func, ast.Name) else name
+            if name != "Event":
+                continue
+            args = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "type")]
+            found |= {a.value for a in args if isinstance(a, ast.Constant)}
+    return found
+
+
+def _game_words() -> dict[str, set[str]]:
+    """Per kind: its name, its display name, its action types and its event types -- less the
+    words every game shares (``round_dealt``, ``game_over``: the platform's vocabulary)."""
+    words = {}
+    for kind in KINDS:
+        engine = importlib.import_module(KINDS[kind])
+        actions = importlib.import_module(f"{KINDS[kind]}.actions").ACTION_TYPES
+        words[kind] = {kind, engine.NAME.lower(), *actions, *_event_types(kind)}
+    common = set.intersection(*words.values())
+    return {kind: w - common for kind, w in words.items()}
+
+
+def test_the_game_words_are_found() -> None:
+    """The word lists the next test checks against are not empty (a renamed engine constant
+    would otherwise make it pass without checking anything)."""
+    words = _game_words()
+    for kind in KINDS:
+        assert kind in words[kind] and len(words[kind]) > 3, (kind, words[kind])
+    assert "swap" in words["crisp"] and "lay_away" in words["cribbage"]
+    assert "declared" in words["triple_crown"]
+
+
+@pytest.mark.parametrize("path", SHARED_BOT_MODULES, ids=lambda p: p.name)
+def test_no_shared_bot_module_names_a_game(path: Path) -> None:
+    """Issue 23: the registry, the level frame, the search, the memory and the referee know no
+    game.  No kind or game name anywhere in them (code, docstrings, comments: a frame that
+    says "Crisp's window" is one that was written for Crisp), and no action or event name of
+    one game in their code -- a string, a name, an attribute, a parameter.  A game's words
+    belong in ``games/bots/<kind>.py``."""
+    source = path.read_text()
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    code: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                code.append((line, node.value))
+        elif isinstance(node, ast.Name):
+            code.append((line, node.id))
+        elif isinstance(node, ast.Attribute):
+            code.append((line, node.attr))
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
+            code.append((line, node.arg))
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            code.append((line, node.name))
+    found = []
+    for kind, words in _game_words().items():
+        names = {kind, importlib.import_module(KINDS[kind]).NAME.lower()}
+        for name in names:
+            for pattern in (name, name.replace("_", " ")):
+                for m in re.finditer(rf"\b{re.escape(pattern)}\b", source, re.IGNORECASE):
+                    found.append((source.count("\n", 0, m.start()) + 1, m.group()))
+        found += [(line, text) for line, text in code if text in words]
+    assert not found, (path.name, sorted(set(found)))
