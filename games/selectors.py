@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "act_events_payload",
+    "event_frame",
     "event_payload",
     "events_since",
     "game_by_invite_code",
@@ -225,6 +226,12 @@ def event_payload(*, event: Event, seat: int | None, kind: str | None = None) ->
         data = redacted["data"]
     else:
         data = dict(event.data)
+    return event_frame(event, data)
+
+
+def event_frame(event: Event, data: dict[str, Any]) -> dict[str, Any]:
+    """A stored event's wire shape around ``data`` (already as its receiver may see it): one
+    place for the live frames and the replays' (``history.replay``)."""
     return {
         "seq": event.seq,
         "version": event.version,

@@ -49,7 +49,7 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Seat
-from games.selectors import stopped_view
+from games.selectors import event_frame, event_payload, stopped_view
 from history.hooks import hook
 
 __all__ = [
@@ -300,24 +300,13 @@ def _event(
     full: bool = False,
     hidden_seq: int | None = None,
 ) -> dict[str, Any]:
-    """One stored event in the frame's form: the full form, or the seat's."""
-    if event.origin == Event.Origin.ENGINE:
-        raw = EngineEvent(event.type, event.data)
-        if full:
-            revealed = hidden_seq is None or event.seq < hidden_seq
-            shown = full_event(kind, raw, revealed=revealed)
-        else:
-            shown = engine_for(kind).event_view(raw, seat)
-        data = shown["data"]
-    else:
-        data = dict(event.data)
-    return {
-        "seq": event.seq,
-        "version": event.version,
-        "type": event.type,
-        "data": data,
-        "at": clock.from_datetime(event.created_at),
-    }
+    """One stored event in the frame's form: the full form, or the seat's (exactly what the
+    seat received live: ``games.selectors.event_payload``)."""
+    if not full or event.origin != Event.Origin.ENGINE:
+        return event_payload(event=event, seat=seat, kind=kind)
+    revealed = hidden_seq is None or event.seq < hidden_seq
+    shown = full_event(kind, EngineEvent(event.type, event.data), revealed=revealed)
+    return event_frame(event, shown["data"])
 
 
 #: Lobby events in words (they are the platform's own, the same for every kind).
