@@ -256,6 +256,15 @@ CRISP_SWEEP_SECONDS = float(os.environ.get("CRISP_SWEEP_SECONDS", "2"))
 CRISP_BOT_THINK_MS = tuple(
     int(ms) for ms in os.environ.get("CRISP_BOT_THINK_MS", "700,2200").split(",")
 )
+# Tables nobody uses end by themselves (issue 24, item 4; games.services.night, run by the sweep
+# once a minute). An untimed or timed game in progress with no player action and no player
+# connected for IDLE_GAME_SECONDS is abandoned; an open lobby whose host has not been connected
+# and which nobody touched for LOBBY_HOST_AWAY_SECONDS closes, and any lobby untouched for
+# LOBBY_IDLE_SECONDS; a rematch lobby that nobody else joined closes after REMATCH_LOBBY_SECONDS.
+CRISP_IDLE_GAME_SECONDS = int(os.environ.get("CRISP_IDLE_GAME_SECONDS", "1800"))
+CRISP_LOBBY_HOST_AWAY_SECONDS = int(os.environ.get("CRISP_LOBBY_HOST_AWAY_SECONDS", "300"))
+CRISP_LOBBY_IDLE_SECONDS = int(os.environ.get("CRISP_LOBBY_IDLE_SECONDS", "3600"))
+CRISP_REMATCH_LOBBY_SECONDS = int(os.environ.get("CRISP_REMATCH_LOBBY_SECONDS", "180"))
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "games-sweep": {
         "task": "games.sweep",

@@ -376,7 +376,12 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         """Register or refresh this socket's presence; what changed, for `_announce` (None:
         presence is unavailable, or a beat changed nothing)."""
         try:
-            change = await presence.touch(self.game_id, self.seat, self.channel_name)
+            change = await presence.touch(
+                self.game_id,
+                self.seat,
+                self.channel_name,
+                person=presence.person_of(self.user, self.channel_name),
+            )
             run_id = await presence.server_run_id()
         except presence.UNAVAILABLE as exc:  # down or overloaded: rate-limited, one line
             presence.report_unavailable(self.game_id, exc)

@@ -119,15 +119,20 @@ class Change:
         return {"seats": self.seats, "spectators": self.spectators}
 
 
-async def touch(game_id: int, seat: int | None, channel_name: str) -> Change:
+async def touch(
+    game_id: int, seat: int | None, channel_name: str, person: str | None = None
+) -> Change:
     """Register or refresh this socket; prune expired members of both sets.
 
     Says what changed (a new member, or expired ones removed), so the caller announces only
-    real changes, each in its own way.
+    real changes, each in its own way.  ``person`` (``person_of``) is also counted as online
+    site-wide (``online_count``) until the socket's member would expire.
     """
     now = _now_ms()
     seats_key, spectators_key = _key(game_id), _spectators_key(game_id)
     async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
+        if person is not None:
+            pipe.zadd(_online_key(), {person: now + TTL_SECONDS * 1000}, gt=True)
         pipe.zremrangebyscore(seats_key, "-inf", now)
         pipe.zremrangebyscore(spectators_key, "-inf", now)
         if seat is None:
@@ -138,7 +143,8 @@ async def touch(game_id: int, seat: int | None, channel_name: str) -> Change:
             pipe.pexpire(seats_key, TTL_SECONDS * 2000)
         pipe.zrange(seats_key, 0, -1)
         pipe.zcard(spectators_key)
-        seats_pruned, spectators_pruned, added, _, members, count = await pipe.execute()
+        results = await pipe.execute()
+    seats_pruned, spectators_pruned, added, _, members, count = results[-6:]
     return Change(
         seats=_seats(members),
         spectators=int(count),
@@ -167,6 +173,52 @@ async def leave(game_id: int, seat: int | None, channel_name: str) -> Change:
         seats_changed=bool(seats_pruned or (removed and seat is not None)),
         spectators_changed=bool(spectators_pruned or (removed and seat is None)),
     )
+
+
+# --- who is online, site-wide -----------------------------------------------------------------
+
+#: A person who opened the lobby counts as online for this long (a table's socket keeps its
+#: person online while it is open, and ``TTL_SECONDS`` after).
+ONLINE_PAGE_SECONDS = 120
+
+
+def _online_key() -> str:
+    """One sorted set for the site: each person online, scored with when that ends (ms)."""
+    prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"].get("prefix", "crisp")
+    return f"{prefix}:online"
+
+
+def person_of(user: Any, channel_name: str) -> str:
+    """Who a socket or a page view counts as: the signed-in user (once, however many tabs),
+    else that one socket."""
+    pk = getattr(user, "pk", None) if getattr(user, "is_authenticated", False) else None
+    return f"u{pk}" if pk is not None else f"c{channel_name}"
+
+
+def seen_online(person: str, seconds: float = ONLINE_PAGE_SECONDS) -> None:
+    """Count ``person`` as online for ``seconds`` from now (a page view; synchronous)."""
+    from games import timers
+
+    try:
+        timers.client().zadd(_online_key(), {person: _now_ms() + int(seconds * 1000)}, gt=True)
+    except UNAVAILABLE:
+        logger.warning("presence unavailable; a visitor is not counted as online")
+
+
+def online_count() -> int | None:
+    """How many people are online now: with a table's socket open, or who opened the lobby
+    within ``ONLINE_PAGE_SECONDS`` (expired members pruned); None if Redis cannot say."""
+    from games import timers
+
+    try:
+        pipe = timers.client().pipeline(transaction=True)
+        pipe.zremrangebyscore(_online_key(), "-inf", _now_ms())
+        pipe.zcard(_online_key())
+        _, count = pipe.execute()
+    except UNAVAILABLE:
+        logger.warning("presence unavailable; the online count is not shown")
+        return None
+    return int(count)
 
 
 # --- the coalesced spectator count -------------------------------------------------------------

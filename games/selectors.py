@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from games import clock
-from games.engines import engine_for
+from games.engines import KINDS, engine_for
 from games.engines.base import NOTHING, awaiting
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
@@ -86,14 +86,23 @@ def game_by_invite_code(*, invite_code: str) -> Game:
 def game_list(
     *, user: AbstractBaseUser, scope: str = "open", kind: str | None = None
 ) -> QuerySet[Game]:
-    """``open``: public lobbies anyone may join; ``mine``: every game the user sits at.
-    ``kind`` keeps only games of that kind."""
+    """``open``: public lobbies anyone may join -- a full one is left out, as nobody can take a
+    seat there; ``mine``: every game the user sits at.  ``kind`` keeps only games of that kind.
+    (Lobbies nobody will start are closed by ``services.game_reap_lobbies``.)"""
     qs = Game.objects.select_related("host").prefetch_related("seats__user")
     if kind is not None:
         qs = qs.filter(kind=kind)
     if scope == "mine":
         return qs.filter(seats__user=user).order_by("-created_at")
-    return qs.filter(Q(status=Game.Status.LOBBY) & Q(private=False)).order_by("-created_at")
+    has_room = Q()
+    for k in KINDS:
+        has_room |= Q(kind=k, seats_taken__lt=engine_for(k).MAX_SEATS)
+    return (
+        qs.filter(Q(status=Game.Status.LOBBY) & Q(private=False))
+        .annotate(seats_taken=Count("seats"))
+        .filter(has_room)
+        .order_by("-created_at")
+    )
 
 
 def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:

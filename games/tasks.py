@@ -68,12 +68,35 @@ def sweep() -> int:
         ended = services.game_reap_idle(connected=games_with_players)
         if ended:
             logger.info("ended %s game(s) nobody plays as abandoned", ended)
+        closed = services.game_reap_lobbies(host_connected=lobbies_with_host)
+        if closed:
+            logger.info("closed %s lobby(ies) nobody will start", closed)
     return fired
 
 
-#: Games nobody plays are looked for once a minute, not at every 2 s sweep.
+#: Games nobody plays and lobbies nobody will start are looked for once a minute, not at every
+#: 2 s sweep.
 REAP_EVERY_SECONDS = 60.0
 _last_reap = float("-inf")
+
+
+def _connected_seats(game_ids: list[int]) -> dict[int, set[int]] | None:
+    """The seat numbers with a socket open at each game (presence in Redis); None if Redis
+    cannot say."""
+    now = int(time.time() * 1000)
+    try:
+        pipe = timers.client().pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.zrangebyscore(presence._key(game_id), now, "+inf")
+        results = pipe.execute()
+    except Exception:
+        logger.warning("presence unavailable; nothing is ended as idle", exc_info=True)
+        return None
+    seats: dict[int, set[int]] = {}
+    for game_id, members in zip(game_ids, results, strict=True):
+        numbers = {m.split(b"|", 1)[0] for m in members}
+        seats[game_id] = {int(n) for n in numbers if n.isdigit()}
+    return seats
 
 
 def games_with_players(game_ids: list[int]) -> set[int]:
@@ -82,20 +105,21 @@ def games_with_players(game_ids: list[int]) -> set[int]:
     If Redis cannot say, every game counts as connected: ending a game is not undone, so
     when in doubt it is not done.
     """
-    now = int(time.time() * 1000)
-    try:
-        pipe = timers.client().pipeline(transaction=False)
-        for game_id in game_ids:
-            pipe.zrangebyscore(presence._key(game_id), now, "+inf")
-        results = pipe.execute()
-    except Exception:
-        logger.warning("presence unavailable; no game is ended as idle", exc_info=True)
+    seats = _connected_seats(game_ids)
+    if seats is None:
         return set(game_ids)
-    return {
-        game_id
-        for game_id, members in zip(game_ids, results, strict=True)
-        if any(not m.startswith(b"s|") for m in members)
-    }
+    return {game_id for game_id, numbers in seats.items() if numbers}
+
+
+def lobbies_with_host(host_seats: dict[int, int]) -> set[int]:
+    """Those of the lobbies whose host (``{game_id: host's seat}``) has a socket open.
+
+    If Redis cannot say, every host counts as connected (as in ``games_with_players``).
+    """
+    seats = _connected_seats(list(host_seats))
+    if seats is None:
+        return set(host_seats)
+    return {game_id for game_id, seat in host_seats.items() if seat in seats.get(game_id, ())}
 
 
 @shared_task(name="games.bot_move", ignore_result=True)

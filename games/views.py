@@ -25,7 +25,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
 from crisp_site import throttles
-from games import bots, extensions, selectors, services
+from games import bots, extensions, presence, selectors, services
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.errors import ServiceError
 from games.models import CHAT_MAX, NAME_MAX, Game
@@ -132,8 +132,8 @@ def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    """Open public games, the user's own games, the create form and join-by-code.
-    ``?kind=`` shows only games of that kind."""
+    """Open public games, the user's own games, the create form and join-by-code, and how many
+    people are online (``presence.online_count``).  ``?kind=`` shows only games of that kind."""
     kind = request.GET.get("kind")
     if kind not in KINDS:
         kind = None
@@ -148,6 +148,9 @@ def lobby(request: HttpRequest) -> HttpResponse:
             mine[g.status].append(_card(g, request.user))
     watch = [_card(g, request.user) for g in selectors.games_to_watch(user=request.user)[:20]]
     _with_ratings([*open_games, *watch, *(c for cards in mine.values() for c in cards)])
+    # The viewer is online too (presence.ONLINE_PAGE_SECONDS), then everyone is counted.
+    presence.seen_online(presence.person_of(request.user, ""))
+    online = presence.online_count()
     return render(
         request,
         "games/lobby.html",
@@ -159,6 +162,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
             "new_kind": kind or DEFAULT_KIND,
             "watch": watch,
             "name_max": NAME_MAX,
+            "online": online,
         },
     )
 

@@ -15,7 +15,8 @@ The package, by area (each module's docstring lists its functions):
 * ``play`` -- act, fire a deadline, the sweep.
 * ``bots`` -- computer players: add one, play against the computer, "I'm back", a bot's move,
   waking them.
-* ``night`` -- game night: rename, rematch, chat, leave a game in progress, end idle games.
+* ``night`` -- game night: rename, rematch, chat, leave a game in progress, end idle games
+  and close lobbies nobody will start.
 
 The modules depend on one another in that order only (``commit`` on none of them), and none of
 them on the live layer's modules but through the on-commit hand-over (``commit._announce``).
@@ -50,9 +51,13 @@ from games.services.night import (
     CHAT_BURST,
     CHAT_WINDOW_MS,
     IDLE_MS,
+    LOBBY_HOST_AWAY_MS,
+    LOBBY_IDLE_MS,
+    REMATCH_LOBBY_MS,
     game_chat_post,
     game_leave_playing,
     game_reap_idle,
+    game_reap_lobbies,
     game_rematch,
     game_rename,
 )
@@ -65,6 +70,9 @@ __all__ = [
     "CHAT_BURST",
     "CHAT_WINDOW_MS",
     "IDLE_MS",
+    "LOBBY_HOST_AWAY_MS",
+    "LOBBY_IDLE_MS",
+    "REMATCH_LOBBY_MS",
     "SIT_IN_AFTER_TIMEOUTS",
     "SIT_IN_LEVEL",
     "ActResult",
@@ -84,6 +92,7 @@ __all__ = [
     "game_leave",
     "game_leave_playing",
     "game_reap_idle",
+    "game_reap_lobbies",
     "game_rematch",
     "game_rename",
     "game_start",

@@ -119,6 +119,15 @@ def _lock_playing(pk: int, *, skip_locked: bool = False) -> Game | None:
     )
 
 
+def _lock_lobby(pk: int, *, skip_locked: bool = False) -> Game | None:
+    """``_lock_playing`` for a game still in its lobby (the lobby reaper's lock)."""
+    return (
+        Game.objects.select_for_update(skip_locked=skip_locked)
+        .filter(pk=pk, status=Game.Status.LOBBY)
+        .first()
+    )
+
+
 def _engine(game: Game) -> ModuleType:
     """The game's engine package: the only way this module reaches the rules."""
     return engine_for(game.kind)

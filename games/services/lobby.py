@@ -151,7 +151,8 @@ def _take_next_seat(g: Game, user: AbstractBaseUser) -> Seat:
 
 def _remove_seat(g: Game, seat: Seat, *, event_type: str, at: int, by: Any = None) -> None:
     """Delete a lobby seat, close the gap in the numbering, pass the host role on if needed,
-    and record it.  Caller holds the game's row lock.  An empty lobby is abandoned."""
+    and record it.  Caller holds the game's row lock.  A lobby with no person left (empty, or
+    only computer players, who cannot host) is abandoned."""
     data = _seat_event(seat)
     if by is not None:
         data["by"] = by
@@ -164,12 +165,12 @@ def _remove_seat(g: Game, seat: Seat, *, event_type: str, at: int, by: Any = Non
             s.save(update_fields=["number"])
     events: list[tuple[str, dict[str, Any]]] = [(event_type, data)]
     remaining = Seat.objects.filter(game=g).select_related("user").order_by("number")
-    if not remaining.exists():
+    if not remaining.filter(user__is_bot=False).exists():
         g.status = Game.Status.ABANDONED
         g.ended_at = clock.to_datetime(at)
         events.append(("game_abandoned", {"reason": "empty"}))
     elif seat.user_id == g.host_id:
-        new_host = remaining[0]
+        new_host = next(s for s in remaining if not s.user.is_bot)  # the lowest person's seat
         g.host = new_host.user
         events.append(("host_changed", _seat_event(new_host)))
     _lobby_change(g, events, at_ms=at)
@@ -177,8 +178,8 @@ def _remove_seat(g: Game, seat: Seat, *, event_type: str, at: int, by: Any = Non
 
 @transaction.atomic
 def game_leave(*, game: Game | int, user: AbstractBaseUser) -> Game:
-    """Give up one's lobby seat.  A leaving host hands the host role to the lowest seat;
-    the last one out abandons the lobby.  Once a game has started, seats are fixed (the
+    """Give up one's lobby seat.  A leaving host hands the host role to the lowest person's
+    seat; the last person out abandons the lobby.  Once a game has started, seats are fixed (the
     engine's seat count cannot change mid-game): ``game_started``."""
     g = _lock(game)
     seat = _seat_of(g, user)

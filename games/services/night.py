@@ -1,9 +1,10 @@
-"""Game night: names, rematch, chat, leaving a game in progress, ending games nobody plays.
+"""Game night: names, rematch, chat, leaving a game in progress, ending games and lobbies nobody
+uses.
 
-``game_rename``, ``game_rematch``, ``game_chat_post``, ``game_leave_playing`` and
-``game_reap_idle`` (the REST side is ``games.api.game_night``).  Each change of a game runs the
-commit step of ``games.services.commit``; a chat line is no change of the game (no lock, no
-version) and is only announced on commit.
+``game_rename``, ``game_rematch``, ``game_chat_post``, ``game_leave_playing``,
+``game_reap_idle`` and ``game_reap_lobbies`` (the REST side is ``games.api.game_night``).  Each
+change of a game runs the commit step of ``games.services.commit``; a chat line is no change of
+the game (no lock, no version) and is only announced on commit.
 """
 
 from __future__ import annotations
@@ -14,33 +15,43 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
 
 from games import clock, selectors
 from games.errors import ServiceError
 from games.models import CHAT_MAX, NAME_MAX, ChatMessage, Game, Seat
+from games.services.bots import game_add_bot
 from games.services.commit import (
     SIT_IN_LEVEL,
     _bot_moves,
     _engine,
     _lobby_change,
     _lock,
+    _lock_lobby,
     _lock_playing,
     _seat_event,
     _seat_of,
     _stop,
 )
-from games.services.lobby import _require_lobby, _take_next_seat, game_create
+from games.services.lobby import _require_lobby, _take_next_seat, game_create, game_start
 
 logger = logging.getLogger(__name__)
 
 #: Chat: at most this many lines per person per table within the window.
 CHAT_BURST = 5
 CHAT_WINDOW_MS = 10_000
-#: A game in progress with no player action for this long is ended as abandoned (timed or
-#: untimed: a timed game's timeouts play on by themselves, but nobody is playing it).
+#: A game in progress with no player action (and no player connected) for this long is ended as
+#: abandoned (timed or untimed: a timed game's timeouts play on by themselves, but nobody is
+#: playing it).  The default of ``settings.CRISP_IDLE_GAME_SECONDS``, which overrides it.
 IDLE_MS = 30 * 60 * 1000
+
+
+def _setting_ms(name: str, default_ms: int) -> int:
+    """A reaping time from the settings (seconds there, ms here): overridable per site."""
+    return int(getattr(django_settings, name, default_ms / 1000) * 1000)
 
 
 def _clean_text(text: object, *, limit: int, code: str, what: str) -> str:
@@ -82,12 +93,15 @@ def _rematch_settings(g: Game) -> dict[str, Any]:
 def game_rematch(*, game: Game | int, user: AbstractBaseUser) -> Game:
     """Play again: a seated player of a finished game asks for a rematch; the new lobby.
 
-    The first to ask creates it -- same settings, same name, the asker as its host -- and the
-    finished game announces it (``rematch_offered``, so every table offers to join); each
-    player who accepts calls this too and takes the next seat.  Nobody else is seated: the
-    seats of those who do not accept stay open (to anyone for a public game, by the new
-    invite code for a private one).  Once the rematch has started, late acceptors get
-    ``game_started``.  Locks the finished game's row, then the rematch's (always that order).
+    The first to ask creates it -- same settings, same name, the same computer players at
+    their levels, the asker as its host -- and the finished game announces it
+    (``rematch_offered``, so every table offers to join); each player who accepts calls this
+    too and takes the next seat.  Once every person who played to the end is seated, the
+    rematch starts by itself (against the computer alone: at once).  Nobody else is seated:
+    the seats of those who do not accept stay open (to anyone for a public game, by the new
+    invite code for a private one), and the host may start without them.  Once the rematch has
+    started, late acceptors get ``game_started``.  Locks the finished game's row, then the
+    rematch's (always that order).
     """
     g = _lock(game)
     if _seat_of(g, user) is None:
@@ -100,16 +114,45 @@ def game_rematch(*, game: Game | int, user: AbstractBaseUser) -> Game:
         new.rematch_of = g
         new.name = g.name
         new.save(update_fields=["rematch_of", "name"])
+        for level in _computer_levels(g):
+            new = game_add_bot(game=new, host=user, level=level)
         _lobby_change(
             g, [("rematch_offered", {"game_id": new.pk, "by": user.pk})], at_ms=clock.now_ms()
         )
-        return new
+        return _start_when_all_are_back(new, g)
     new = _lock(existing)
     if _seat_of(new, user) is not None:
         return new
     _require_lobby(new)
     _take_next_seat(new, user)
-    return new
+    return _start_when_all_are_back(new, g)
+
+
+def _computer_levels(g: Game) -> list[str]:
+    """The levels of ``g``'s computer players, seat by seat (not a computer sitting in for a
+    person: that person is asked to play again, not their stand-in)."""
+    return [
+        s.bot_level
+        for s in Seat.objects.filter(game=g, user__is_bot=True).order_by("number")
+        if s.bot_level
+    ]
+
+
+def _start_when_all_are_back(new: Game, old: Game) -> Game:
+    """Start the rematch once every person who played ``old`` to its end has accepted: one
+    click each, like the first game's players at the same table (a game against the computer
+    starts at the first click).  Until then it stays a lobby (and ``game_reap_lobbies`` closes
+    it if nobody comes).  Caller holds both row locks."""
+    stayed = set(
+        Seat.objects.filter(game=old, left_at__isnull=True, user__is_bot=False).values_list(
+            "user_id", flat=True
+        )
+    )
+    seated = set(Seat.objects.filter(game=new).values_list("user_id", flat=True))
+    engine = _engine(new)
+    if not stayed <= seated or not engine.MIN_SEATS <= len(seated) <= engine.MAX_SEATS:
+        return new
+    return game_start(game=new, user=new.host)
 
 
 def _chat_sender_seat(game_id: int, user: AbstractBaseUser, invite_code: str | None) -> Seat | None:
@@ -158,7 +201,8 @@ def game_chat_post(
 
 
 def _abandon(g: Game, *, reason: str, at: int, data: dict[str, Any] | None = None) -> None:
-    """End a game in progress without a result, its state kept.  Caller holds the lock."""
+    """End a game in progress (or close a lobby) without a result, its state kept.  Caller
+    holds the lock."""
     g.status = Game.Status.ABANDONED
     g.ended_at = clock.to_datetime(at)
     _stop(g)
@@ -226,17 +270,20 @@ def _last_player_action_ms(g: Game) -> int:
 def game_reap_idle(
     *,
     now: datetime | None = None,
-    idle_ms: int = IDLE_MS,
+    idle_ms: int | None = None,
     connected: Callable[[list[int]], Iterable[int]] | None = None,
 ) -> int:
     """End as abandoned every game in progress nobody is playing; the number ended.
 
-    A game is idle when no player has acted for ``idle_ms`` and none of its players is
+    A game is idle when no player has acted for ``idle_ms`` (default
+    ``settings.CRISP_IDLE_GAME_SECONDS``, else ``IDLE_MS``) and none of its players is
     connected: ``connected(ids)`` returns those of the given games that have a player's socket
     open (the live layer knows; this layer does not).  Its state is kept.  One transaction per
     game, each re-checked under the game's row lock, like ``game_sweep``.  The periodic sweep
     runs it (games.tasks).
     """
+    if idle_ms is None:
+        idle_ms = _setting_ms("CRISP_IDLE_GAME_SECONDS", IDLE_MS)
     at = clock.from_datetime(now) if now is not None else clock.now_ms()
     cutoff = clock.to_datetime(at - idle_ms)
     candidates = list(
@@ -259,3 +306,91 @@ def game_reap_idle(
         except Exception:  # one broken game must not stop the others
             logger.exception("idle check failed for game %s", pk)
     return ended
+
+
+#: Defaults of the lobby reaping times (``settings.CRISP_LOBBY_HOST_AWAY_SECONDS``,
+#: ``CRISP_LOBBY_IDLE_SECONDS``, ``CRISP_REMATCH_LOBBY_SECONDS`` override them): a lobby whose
+#: host is not connected closes after ``LOBBY_HOST_AWAY_MS`` untouched, any lobby after
+#: ``LOBBY_IDLE_MS`` untouched, and a rematch lobby nobody else joined after ``REMATCH_LOBBY_MS``.
+LOBBY_HOST_AWAY_MS = 5 * 60 * 1000
+LOBBY_IDLE_MS = 60 * 60 * 1000
+REMATCH_LOBBY_MS = 3 * 60 * 1000
+
+
+def _lobby_times() -> dict[str, int]:
+    """The three lobby reaping times, in ms, as the settings have them."""
+    return {
+        "host_gone": _setting_ms("CRISP_LOBBY_HOST_AWAY_SECONDS", LOBBY_HOST_AWAY_MS),
+        "idle": _setting_ms("CRISP_LOBBY_IDLE_SECONDS", LOBBY_IDLE_MS),
+        "rematch_not_taken": _setting_ms("CRISP_REMATCH_LOBBY_SECONDS", REMATCH_LOBBY_MS),
+    }
+
+
+def _lobby_reason(g: Game, at: int, times: dict[str, int], host_online: bool) -> str | None:
+    """Why lobby ``g`` closes now (a key of ``times``), or None: it stays open.
+
+    "Untouched" is ``updated_at``: every lobby change (a join, a leave, a computer player
+    added, a rename) bumps it, so a lobby someone joined meanwhile is not closed.
+    """
+    quiet = at - clock.from_datetime(g.updated_at)
+    if quiet >= times["idle"]:
+        return "idle"
+    if g.rematch_of_id is not None and quiet >= times["rematch_not_taken"]:
+        people = Seat.objects.filter(game=g, user__is_bot=False).count()
+        if people <= 1:
+            return "rematch_not_taken"
+    if quiet >= times["host_gone"] and not host_online:
+        return "host_gone"
+    return None
+
+
+def _host_seats(game_ids: list[int]) -> dict[int, int]:
+    """Each lobby's host's seat number (the host always sits in their lobby)."""
+    rows = Seat.objects.filter(game_id__in=game_ids, user_id=F("game__host_id")).values_list(
+        "game_id", "number"
+    )
+    return dict(rows)
+
+
+def game_reap_lobbies(
+    *,
+    now: datetime | None = None,
+    host_connected: Callable[[dict[int, int]], Iterable[int]] | None = None,
+) -> int:
+    """Close every open lobby nobody will start; the number closed.
+
+    A lobby closes (abandoned, ``game_abandoned`` with the reason and the time that ran out)
+    when it is untouched for the ``idle`` time, when it is a rematch lobby nobody but its host
+    joined for the ``rematch_not_taken`` time, or when its host has not been connected to it
+    for the ``host_gone`` time (``_lobby_times``).  ``host_connected({game_id: host_seat})``
+    returns the games whose host has a socket open (the live layer knows; without it every
+    host counts as gone).  One transaction per lobby, each re-checked under the row lock (a
+    lobby someone joined or started meanwhile is skipped), like ``game_reap_idle``; running it
+    twice closes nothing more.  The periodic sweep runs it (games.tasks).
+    """
+    times = _lobby_times()
+    at = clock.from_datetime(now) if now is not None else clock.now_ms()
+    cutoff = clock.to_datetime(at - min(times.values()))
+    candidates = list(
+        Game.objects.filter(status=Game.Status.LOBBY, updated_at__lte=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    online: set[int] = set()
+    if candidates and host_connected is not None:
+        online = set(host_connected(_host_seats(candidates)))
+    closed = 0
+    for pk in candidates:
+        try:
+            with transaction.atomic():
+                g = _lock_lobby(pk, skip_locked=True)
+                if g is None:
+                    continue
+                reason = _lobby_reason(g, at, times, host_online=pk in online)
+                if reason is None:
+                    continue
+                _abandon(g, reason=reason, at=at, data={"after_ms": times[reason]})
+                closed += 1
+        except Exception:  # one broken lobby must not stop the others
+            logger.exception("lobby check failed for game %s", pk)
+    return closed

@@ -360,7 +360,8 @@ async def test_chat_reaches_players_and_spectators(two_players: Any) -> None:
 
 async def test_games_with_players_online_are_not_idle(two_players: Any) -> None:
     """The sweep ends idle games only where no player is connected (presence in Redis)."""
-    from games.tasks import games_with_players
+    from games import presence, timers
+    from games.tasks import games_with_players, lobbies_with_host
 
     players, game = two_players
     watcher = await db(make_user)()
@@ -372,5 +373,11 @@ async def test_games_with_players_online_are_not_idle(two_players: Any) -> None:
     await comm.connect()
     await until(comm, "snapshot")
     assert await db(games_with_players)([game.pk, game.pk + 1]) == {game.pk}
+    # The lobby reaper's question: is the host's own seat connected (issue 24, item 4).
+    assert await db(lobbies_with_host)({game.pk: 0}) == {game.pk}
+    assert await db(lobbies_with_host)({game.pk: 1}) == set()
+    # And the socket's person counts as online site-wide (the lobby's "people online").
+    online = await db(timers.client().zscore)(presence._online_key(), f"u{players[0].pk}")
+    assert online is not None
     await comm.disconnect()
     await spectator.disconnect()
