@@ -146,3 +146,13 @@ def test_a_visitor_s_header_offers_log_in_instead_of_a_profile() -> None:
         assert '<a href="/leaderboards/">Leaderboards</a>' in nav and "My games" not in nav
         assert "/accounts/login/" in nav and "/accounts/signup/" in nav
         assert "nav-menu" not in nav and 'href="/accounts/tokens/"' not in nav
+
+
+def test_watch_lands_on_the_games_in_progress_even_when_there_are_none() -> None:
+    """The header's "Watch" is /games/#watch-title: the section is there, and says so, when
+    nobody is playing a public game."""
+    client = Client()
+    client.force_login(UserFactory())
+    html = page(client, "/games/", "en")
+    section = html.split('<h2 id="watch-title">', 1)[1].split("</section>", 1)[0]
+    assert "Nobody is playing a public game right now." in section
