@@ -6,10 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path, re_path
-from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from crisp_site.health import healthz
+from games import views as games_views
 from games.api import urls as games_api_urls
 from history import api_urls as history_api_urls
 
@@ -28,7 +28,7 @@ def moved_admin_page(request: HttpRequest, model: str, rest: str) -> HttpRespons
 
 
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", games_views.home, name="home"),
     path("healthz", healthz, name="healthz"),
     # Browsers ask for /favicon.ico whatever the page says; the page links the SVG itself.
     path("favicon.ico", lambda request: redirect(static("favicon.svg"), permanent=True)),

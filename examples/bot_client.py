@@ -124,7 +124,7 @@ def play(api: Api, game_id: int, *, rng: random.Random | None = None, poll: floa
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="http://localhost:8000", help="the site's address")
-    parser.add_argument("--token", required=True, help="an API token (your profile → API tokens)")
+    parser.add_argument("--token", required=True, help="an API token (your name → API tokens)")
     parser.add_argument("--kind", default="crisp", choices=["crisp", "cribbage", "triple_crown"])
     parser.add_argument("--level", default="easy", choices=["easy", "medium", "hard"])
     args = parser.parse_args()

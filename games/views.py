@@ -108,6 +108,15 @@ def _kinds() -> list[dict[str, Any]]:
     ]
 
 
+def home(request: HttpRequest) -> HttpResponse:
+    """The site's front door, open to everybody: every game the engine registry knows, each
+    described by its own partial (``templates/games/<kind>/_home.html``: a one-line pitch and a
+    miniature of its table) so this page never names a game, with one-click buttons into the
+    existing vs-computer and create-lobby flows (a signed-out visitor is sent to sign up)."""
+    kinds = [{**k, "home": f"games/{k['kind']}/_home.html"} for k in _kinds()]
+    return render(request, "home.html", {"kinds": kinds})
+
+
 def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
     """The host's choices for ``kind`` from a submitted form, typed by the kind's
     ``SETTINGS_SCHEMA`` (form fields are named ``<kind>-<setting>``): booleans are checkboxes,
