@@ -16,9 +16,11 @@ The package, by area (each module's docstring lists its functions):
 * ``bots`` -- computer players: add one, play against the computer, "I'm back", a bot's move,
   waking them.
 * ``night`` -- game night: rename, rematch, chat, leave a game in progress, end idle games.
+* ``match`` -- quick match: "Find me a game" (join the queue, leave it, its status).
 
-The modules depend on one another in that order only (``commit`` on none of them), and none of
-them on the live layer's modules but through the on-commit hand-over (``commit._announce``).
+The modules depend on one another in that order only (``commit`` on none of them, ``match``
+on ``lobby`` and ``bots``), and none of them on the live layer's modules but through the
+on-commit hand-over (``commit._announce``).
 Every name is re-exported here: callers write ``from games import services`` and
 ``services.game_act(...)``, never a module of the package.
 """
@@ -46,6 +48,14 @@ from games.services.lobby import (
     game_leave,
     game_start,
 )
+from games.services.match import (
+    MATCH_BOT_LEVEL,
+    MATCH_WAIT_MS,
+    MatchStatus,
+    match_join,
+    match_leave,
+    match_status,
+)
 from games.services.night import (
     CHAT_BURST,
     CHAT_WINDOW_MS,
@@ -65,10 +75,13 @@ __all__ = [
     "CHAT_BURST",
     "CHAT_WINDOW_MS",
     "IDLE_MS",
+    "MATCH_BOT_LEVEL",
+    "MATCH_WAIT_MS",
     "SIT_IN_AFTER_TIMEOUTS",
     "SIT_IN_LEVEL",
     "ActResult",
     "Committed",
+    "MatchStatus",
     "ServiceError",
     "game_abandon",
     "game_act",
@@ -90,4 +103,7 @@ __all__ = [
     "game_sweep",
     "game_vs_computer",
     "game_wake_bots",
+    "match_join",
+    "match_leave",
+    "match_status",
 ]
