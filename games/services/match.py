@@ -76,7 +76,7 @@ class MatchStatus:
         }
 
 
-def default_seats(kind: str) -> int:
+def match_default_seats(kind: str) -> int:
     """A pool's seat count when the player names none: the table a game against the computer
     has (``game_vs_computer``): as few as the game allows, Crisp four."""
     engine = engine_for(kind)
@@ -104,7 +104,7 @@ def _pool(kind: object, seats: object) -> MatchPool:
         raise ServiceError("bad_kind", f"kind must be one of: {', '.join(KINDS)}.")
     engine = engine_for(kind)
     if seats is None:
-        seats = default_seats(kind)
+        seats = match_default_seats(kind)
     if isinstance(seats, bool) or not isinstance(seats, int):
         raise ServiceError("bad_seats", "seats must be a whole number.")
     if not engine.MIN_SEATS <= seats <= engine.MAX_SEATS:
@@ -197,7 +197,7 @@ def match_join(
     seats: int | None = None,
     fill_with_computers: bool = True,
 ) -> MatchStatus:
-    """ "Find me a game" of ``kind`` at ``seats`` (default ``default_seats``).
+    """Ask for a game ("Find me a game") of ``kind`` at ``seats`` (default ``match_default_seats``).
 
     Seats the player at once if the pool has enough waiting players (nearest rating first),
     else leaves them waiting.  Asking again while waiting in the same pool, or while the game
