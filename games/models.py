@@ -349,8 +349,13 @@ class MatchTicket(models.Model):
     #: Fill the empty seats with computer players once the wait is over (``MATCH_WAIT_MS``).
     fill_with_computers = models.BooleanField(_("fill with computer players"), default=True)
     created_at = models.DateTimeField(_("asked"), default=timezone.now)
+    #: The player's last request (asking or polling the status): a ticket whose player has
+    #: stopped asking for ``MATCH_LAPSE_MS`` is passed over, so nobody is seated with a
+    #: closed tab.
+    seen_at = models.DateTimeField(_("last seen"), default=timezone.now)
+    #: Deleted with its game (a ticket without a game would be waiting again).
     game = models.ForeignKey(
-        Game, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        Game, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
 
     class Meta:

@@ -50,6 +50,9 @@ from games.services.lobby import (
 )
 from games.services.match import (
     MATCH_BOT_LEVEL,
+    MATCH_LAPSE_MS,
+    MATCH_RATING_SPAN,
+    MATCH_RATING_WIDEN,
     MATCH_WAIT_MS,
     MatchStatus,
     match_default_seats,
@@ -77,6 +80,9 @@ __all__ = [
     "CHAT_WINDOW_MS",
     "IDLE_MS",
     "MATCH_BOT_LEVEL",
+    "MATCH_LAPSE_MS",
+    "MATCH_RATING_SPAN",
+    "MATCH_RATING_WIDEN",
     "MATCH_WAIT_MS",
     "SIT_IN_AFTER_TIMEOUTS",
     "SIT_IN_LEVEL",

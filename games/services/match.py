@@ -10,7 +10,8 @@ player's ordinal) are seated at a new private game, which starts at once -- only
 ratings are within ``MATCH_RATING_SPAN`` of each other, a range that widens with the wait.  A
 player who has waited ``MATCH_WAIT_MS`` and chose ``fill_with_computers`` (the default) gets, at
 their next status request, the waiting players of the pool and computer players of
-``MATCH_BOT_LEVEL`` in the seats left empty.
+``MATCH_BOT_LEVEL`` in the seats left empty.  A waiting player who has stopped asking and
+polling for ``MATCH_LAPSE_MS`` (a closed tab) is passed over until they poll again.
 
 The commit step, as every change of a game: **lock** the pool's row (``select_for_update``;
 on SQLite the IMMEDIATE transaction serialises writers instead), so every request of one pool
@@ -45,6 +46,9 @@ MATCH_BOT_LEVEL = "medium"
 #: and "nearest rating first" would never choose.
 MATCH_RATING_SPAN = 5.0
 MATCH_RATING_WIDEN = 1.0
+#: A waiting player who has not asked nor polled for this long is passed over (their tab is
+#: probably closed) until they poll again: the page polls every 2 s.
+MATCH_LAPSE_MS = 15_000
 
 _LIVE = (Game.Status.LOBBY, Game.Status.PLAYING)
 
@@ -166,7 +170,7 @@ def _in_range(a: MatchTicket, b: MatchTicket, now: int) -> bool:
 def _try_match(pool: MatchPool, mine: MatchTicket, now: int) -> bool:
     """Seat ``mine`` with the nearest-rated waiting players in range, if enough are.  Caller
     holds the pool's lock and ``mine``'s."""
-    others = [t for t in _waiting(pool, but=mine) if _in_range(mine, t, now)]
+    others = [t for t in _waiting(pool, but=mine, now=now) if _in_range(mine, t, now)]
     if len(others) < pool.seats - 1:
         return False
     _seat_them(pool, [mine, *_nearest(mine, others, pool.seats - 1)], bots_to_add=0)
@@ -179,14 +183,23 @@ def _nearest(ticket: MatchTicket, others: list[MatchTicket], n: int) -> list[Mat
     return sorted(others, key=lambda t: (abs(t.rating - ticket.rating), t.created_at, t.pk))[:n]
 
 
-def _waiting(pool: MatchPool, *, but: MatchTicket) -> list[MatchTicket]:
-    """The pool's other waiting tickets, locked.  Caller holds the pool's lock."""
+def _waiting(pool: MatchPool, *, but: MatchTicket, now: int) -> list[MatchTicket]:
+    """The pool's other waiting tickets whose players still poll (``MATCH_LAPSE_MS``), locked.
+    Caller holds the pool's lock."""
     return list(
         MatchTicket.objects.select_for_update(of=("self",))
         .select_related("user")
-        .filter(pool=pool, game__isnull=True)
+        .filter(pool=pool, game__isnull=True, seen_at__gte=clock.to_datetime(now - MATCH_LAPSE_MS))
         .exclude(pk=but.pk)
     )
+
+
+def _seen(ticket: MatchTicket, now: int, **changes: Any) -> None:
+    """Note the player's request on their waiting ticket (and any other change of it)."""
+    ticket.seen_at = clock.to_datetime(now)
+    for name, value in changes.items():
+        setattr(ticket, name, value)
+    ticket.save(update_fields=["seen_at", *changes])
 
 
 @transaction.atomic
@@ -217,9 +230,9 @@ def match_join(
                 status=409,
                 extra={"kind": mine.pool.kind, "seats": mine.pool.seats},
             )
-        if mine.game_id is None and mine.fill_with_computers != fill_with_computers:
-            mine.fill_with_computers = fill_with_computers
-            mine.save(update_fields=["fill_with_computers"])
+        if mine.game_id is None:
+            _seen(mine, now, fill_with_computers=fill_with_computers)
+            _try_match(pool, mine, now)  # back after a lapse: others may be in range now
         return _status(mine, now)
     if mine is not None:  # matched to a game that is over: a new request
         mine.delete()
@@ -231,6 +244,7 @@ def match_join(
                 rating=_rating(user, pool.kind),
                 fill_with_computers=fill_with_computers,
                 created_at=clock.to_datetime(now),
+                seen_at=clock.to_datetime(now),
             )
     except IntegrityError:  # the same player's request for another pool got in first
         raise ServiceError(
@@ -254,11 +268,12 @@ def match_status(*, user: AbstractBaseUser) -> MatchStatus:
     mine = _ticket(user, lock=True)
     if mine is None or mine.game_id is not None or mine.pool_id != pool.pk:
         return _status(mine, now)  # seated (or gone) while we waited for the lock
+    _seen(mine, now)
     if _try_match(pool, mine, now):
         return _status(mine, now)
     due = now >= clock.from_datetime(mine.created_at) + MATCH_WAIT_MS
     if due and mine.fill_with_computers and pool.kind in bots.GAMES:
-        people = [mine, *_nearest(mine, _waiting(pool, but=mine), pool.seats - 1)]
+        people = [mine, *_nearest(mine, _waiting(pool, but=mine, now=now), pool.seats - 1)]
         _seat_them(pool, people, bots_to_add=pool.seats - len(people))
         mine.refresh_from_db()
     return _status(mine, now)

@@ -93,7 +93,9 @@ def test_the_rating_range_widens_with_the_wait(users, fake_clock):
     _rate(users[1], "cribbage", 20.0)
     services.match_join(user=users[0], kind="cribbage", fill_with_computers=False)
     services.match_join(user=users[1], kind="cribbage", fill_with_computers=False)
-    fake_clock.advance(14_999)  # 20 > 5 + 14.999
+    fake_clock.advance(10_000)
+    assert services.match_status(user=users[0]).state == "waiting"  # polling, as the page does
+    fake_clock.advance(4_999)  # 20 > 5 + 14.999
     assert services.match_status(user=users[1]).state == "waiting"
     fake_clock.advance(1)  # 20 <= 5 + 15: the next status seats them
     done = services.match_status(user=users[1])
@@ -115,6 +117,7 @@ def test_fill_with_computers_after_the_wait(users, fake_clock):
     assert asked.fill_at == fake_clock.ms + services.MATCH_WAIT_MS
     services.match_join(user=users[1], kind="triple_crown", fill_with_computers=False)
     fake_clock.advance(services.MATCH_WAIT_MS - 1)
+    assert services.match_status(user=users[1]).state == "waiting"  # still here, not filling
     assert services.match_status(user=users[0]).state == "waiting"  # not yet
     fake_clock.advance(1)
     done = services.match_status(user=users[0])
@@ -136,6 +139,16 @@ def test_no_fill_keeps_waiting_and_can_be_chosen_later(users, fake_clock):
     again = services.match_join(user=users[0], kind="cribbage", fill_with_computers=True)
     assert again.state == "waiting"
     assert services.match_status(user=users[0]).state == "matched"
+
+
+def test_a_player_who_stopped_polling_is_passed_over_until_back(users, fake_clock):
+    services.match_join(user=users[0], kind="cribbage")  # and closes the tab
+    fake_clock.advance(services.MATCH_LAPSE_MS + 1)
+    assert services.match_join(user=users[1], kind="cribbage").state == "waiting"
+    fake_clock.advance(1_000)
+    done = services.match_status(user=users[0])  # back: seated with whoever waits in range
+    assert done.state == "matched"
+    assert _players(done.game_id) == sorted([users[0].pk, users[1].pk])
 
 
 def test_leaving_the_queue(users, fake_clock):
