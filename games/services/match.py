@@ -32,7 +32,7 @@ from django.db import IntegrityError, transaction
 from games import bots, clock, extensions
 from games.engines import KINDS, engine_for
 from games.errors import ServiceError
-from games.models import Game, MatchPool, MatchTicket
+from games.models import Game, MatchPool, MatchTicket, Seat
 from games.services.bots import game_add_bot
 from games.services.lobby import game_create, game_join, game_start
 
@@ -88,7 +88,8 @@ def match_default_seats(kind: str) -> int:
 
 
 def _status(ticket: MatchTicket | None, now: int) -> MatchStatus:
-    if ticket is None:
+    """The ticket as the API shows it: ``idle`` once its game is over (or left)."""
+    if ticket is None or not _live(ticket):
         return MatchStatus("idle")
     asked = clock.from_datetime(ticket.created_at)
     return MatchStatus(
@@ -134,8 +135,15 @@ def _ticket(user: AbstractBaseUser, *, lock: bool) -> MatchTicket | None:
 
 
 def _live(ticket: MatchTicket) -> bool:
-    """A matched ticket still counts while its game does (asking again answers with it)."""
-    return ticket.game_id is None or (ticket.game is not None and ticket.game.status in _LIVE)
+    """A matched ticket still counts while its game does and its player has not left it for
+    good (asking again answers with that game); after that the player is free to ask again."""
+    if ticket.game_id is None:
+        return True
+    if ticket.game is None or ticket.game.status not in _LIVE:
+        return False
+    return not Seat.objects.filter(
+        game_id=ticket.game_id, user_id=ticket.user_id, left_at__isnull=False
+    ).exists()
 
 
 def _rating(user: AbstractBaseUser, kind: str) -> float:

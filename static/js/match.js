@@ -41,11 +41,14 @@
 
   function seen(status) {
     if (!status) return;
-    if (status.state === "matched" && status.game_id) {
+    // "matched" opens the table only for a wait this page saw: a player at a quick-match
+    // table who opens the lobby again is not sent back to it.
+    if (status.state === "matched" && status.game_id && (timer || asked)) {
       showWaiting(false);
       location.href = box.getAttribute("data-table-url").replace(/0\/?$/, status.game_id + "/");
       return;
     }
+    box.setAttribute("data-match-state", status.state); // what the page last heard
     if (status.state !== "waiting") { showWaiting(false); return; }
     asked = { kind: status.kind, seats: status.seats };
     fill.checked = status.fill_with_computers;
@@ -71,6 +74,7 @@
       var body = { kind: form.getAttribute("data-kind"), fill_with_computers: fill.checked };
       var seats = form.querySelector("select[name=seats]");
       if (seats) body.seats = parseInt(seats.value, 10);
+      asked = { kind: body.kind, seats: body.seats };
       call("POST", body).then(seen).catch(failed);
     });
   });
@@ -80,7 +84,7 @@
       .then(seen).catch(failed);
   });
   box.querySelector("[data-match-cancel]").addEventListener("click", function () {
-    call("DELETE").then(function () { showWaiting(false); }).catch(poll);
+    call("DELETE").then(function () { asked = null; showWaiting(false); }).catch(poll);
   });
   poll(); // waiting already (a reload, another tab)?
 })();

@@ -39,3 +39,10 @@ def test_two_people_finding_a_cribbage_game_play_each_other(
         wait_live(page)
         assert page.errors == []
     shot(page_a, artifacts, "quick-match-table")
+    # Back in the lobby while that game is on: the page hears "matched" and stays put.
+    page_a.goto(f"{site}/games/")
+    page_a.wait_for_function(
+        "() => document.getElementById('quick-match').dataset.matchState === 'matched'"
+    )
+    assert page_a.url == f"{site}/games/"
+    assert page_a.locator("#match-waiting").is_hidden()

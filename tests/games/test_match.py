@@ -219,3 +219,16 @@ def test_the_schema_describes_the_answers(users, fake_clock):
         client.post(URL, {"kind": "cribbage", "seats": 9}, format="json").json(),
     ):
         check(body, "Error")
+
+
+def test_a_game_that_is_over_or_left_frees_the_player(users, fake_clock):
+    services.match_join(user=users[0], kind="cribbage")
+    game_id = services.match_join(user=users[1], kind="cribbage").game_id
+    assert services.match_status(user=users[1]).state == "matched"
+    # Leaving the game for good: the status is idle and asking again is a new request.
+    services.game_leave_playing(game=game_id, user=users[1])
+    assert services.match_status(user=users[1]).state == "idle"
+    assert services.match_join(user=users[1], kind="cribbage").state == "waiting"
+    assert services.match_status(user=users[0]).game_id == game_id  # still playing there
+    services.game_abandon(game=game_id, user=users[0])
+    assert services.match_status(user=users[0]).state == "idle"
