@@ -262,17 +262,25 @@ def match_join(
     return _status(mine, now)
 
 
-@transaction.atomic
 def match_status(*, user: AbstractBaseUser) -> MatchStatus:
     """Where the player's quick match stands.  A waiting player is seated now if enough
     players have come within range meanwhile (the range widens with the wait); one whose wait
     is over and who chose to fill with computers is seated with whoever else waits in the
-    pool and computer players.  (The page polls this: no timer is needed for either.)"""
+    pool and computer players.  (The page polls this: no timer is needed for either.)
+
+    Only a waiting player's request writes (and locks): the lobby page asks on every visit,
+    and a read in a transaction would take SQLite's write lock for nothing."""
     now = clock.now_ms()
     mine = _ticket(user, lock=False)
     if mine is None or mine.game_id is not None:
         return _status(mine, now)
-    pool = _lock_pool(mine.pool)
+    with transaction.atomic():
+        return _status_waiting(user, mine.pool, now)
+
+
+def _status_waiting(user: AbstractBaseUser, pool: MatchPool, now: int) -> MatchStatus:
+    """``match_status`` for a player who was waiting when asked: the commit step."""
+    pool = _lock_pool(pool)
     mine = _ticket(user, lock=True)
     if mine is None or mine.game_id is not None or mine.pool_id != pool.pk:
         return _status(mine, now)  # seated (or gone) while we waited for the lock
