@@ -308,3 +308,60 @@ class EngineCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.call} → v{self.version} (game #{self.game_id})"
+
+
+class MatchPool(models.Model):
+    """One quick-match queue: a game ``kind`` at a seat count (``games.services.match``).
+
+    Why a row of its own: every request for a game of this pool locks it (``SELECT … FOR
+    UPDATE``) before reading who waits, so two requests arriving together are served one after
+    the other -- neither misses the other's ticket, and no ticket is seated twice.  Created on
+    first use; never deleted.
+    """
+
+    kind = models.CharField(_("game"), max_length=32, choices=kind_choices)
+    seats = models.PositiveSmallIntegerField(_("players"))
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "seats"], name="match_pool_unique")]
+        verbose_name = _("quick-match queue")
+        verbose_name_plural = _("quick-match queues")
+
+    def __str__(self) -> str:
+        return f"{self.kind}, {self.seats} players"
+
+
+class MatchTicket(models.Model):
+    """A player's "Find me a game": waiting in a pool until seated (then ``game`` is set).
+
+    One per player (the unique ``user``): a player never waits twice, even when two of their
+    requests race.  The ticket stays once matched so the player's page can learn the game;
+    the player's next request replaces it once that game is over.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="match_ticket"
+    )
+    pool = models.ForeignKey(MatchPool, on_delete=models.CASCADE, related_name="tickets")
+    #: The player's rating ordinal of the pool's game when they asked (0: unrated, the
+    #: ordinal of a new player), for "nearest rating first".
+    rating = models.FloatField(_("rating"), default=0.0)
+    #: Fill the empty seats with computer players once the wait is over (``MATCH_WAIT_MS``).
+    fill_with_computers = models.BooleanField(_("fill with computer players"), default=True)
+    created_at = models.DateTimeField(_("asked"), default=timezone.now)
+    #: The player's last request (asking or polling the status): a ticket whose player has
+    #: stopped asking for ``MATCH_LAPSE_MS`` is passed over, so nobody is seated with a
+    #: closed tab.
+    seen_at = models.DateTimeField(_("last seen"), default=timezone.now)
+    #: Deleted with its game (a ticket without a game would be waiting again).
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("quick-match ticket")
+        verbose_name_plural = _("quick-match tickets")
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.pool_id}"

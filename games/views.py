@@ -103,6 +103,9 @@ def _kinds() -> list[dict[str, Any]]:
             "form": f"games/{kind}/_settings_form.html",
             "props": engine_for(kind).SETTINGS_SCHEMA["properties"],
             "bots": kind in bots.GAMES,
+            # Quick match: the seat counts one may ask for, and the one chosen unless changed.
+            "match_seats": list(range(engine_for(kind).MIN_SEATS, engine_for(kind).MAX_SEATS + 1)),
+            "match_default": services.match_default_seats(kind),
         }
         for kind in KINDS
     ]
@@ -172,6 +175,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
             "watch": watch,
             "name_max": NAME_MAX,
             "online": online,
+            "match_wait_s": services.MATCH_WAIT_MS // 1000,
         },
     )
 

@@ -4,6 +4,7 @@ from django.urls import path, re_path
 
 from games.api import (  # noqa: F401 - schema registers the token scheme
     game_night,
+    match,
     schema,
     views,
 )
@@ -14,6 +15,7 @@ urlpatterns = [
     path("games/", views.GameListCreateApi.as_view(), name="games"),
     path("games/join/", views.GameJoinByCodeApi.as_view(), name="join-by-code"),
     path("games/vs-computer/", views.GameVsComputerApi.as_view(), name="vs-computer"),
+    path("match/", match.MatchApi.as_view(), name="match"),
     path("games/<int:game_id>/", views.GameDetailApi.as_view(), name="detail"),
     path("games/<int:game_id>/join/", views.GameJoinApi.as_view(), name="join"),
     path("games/<int:game_id>/leave/", views.GameLeaveApi.as_view(), name="leave"),

@@ -17,9 +17,11 @@ The package, by area (each module's docstring lists its functions):
   waking them.
 * ``night`` -- game night: rename, rematch, chat, leave a game in progress, end idle games
   and close lobbies nobody will start.
+* ``match`` -- quick match: "Find me a game" (join the queue, leave it, its status).
 
-The modules depend on one another in that order only (``commit`` on none of them), and none of
-them on the live layer's modules but through the on-commit hand-over (``commit._announce``).
+The modules depend on one another in that order only (``commit`` on none of them, ``match``
+on ``lobby`` and ``bots``), and none of them on the live layer's modules but through the
+on-commit hand-over (``commit._announce``).
 Every name is re-exported here: callers write ``from games import services`` and
 ``services.game_act(...)``, never a module of the package.
 """
@@ -47,6 +49,18 @@ from games.services.lobby import (
     game_leave,
     game_start,
 )
+from games.services.match import (
+    MATCH_BOT_LEVEL,
+    MATCH_LAPSE_MS,
+    MATCH_RATING_SPAN,
+    MATCH_RATING_WIDEN,
+    MATCH_WAIT_MS,
+    MatchStatus,
+    match_default_seats,
+    match_join,
+    match_leave,
+    match_status,
+)
 from games.services.night import (
     CHAT_BURST,
     CHAT_WINDOW_MS,
@@ -73,10 +87,16 @@ __all__ = [
     "LOBBY_HOST_AWAY_MS",
     "LOBBY_IDLE_MS",
     "REMATCH_LOBBY_MS",
+    "MATCH_BOT_LEVEL",
+    "MATCH_LAPSE_MS",
+    "MATCH_RATING_SPAN",
+    "MATCH_RATING_WIDEN",
+    "MATCH_WAIT_MS",
     "SIT_IN_AFTER_TIMEOUTS",
     "SIT_IN_LEVEL",
     "ActResult",
     "Committed",
+    "MatchStatus",
     "ServiceError",
     "game_abandon",
     "game_act",
@@ -99,4 +119,8 @@ __all__ = [
     "game_sweep",
     "game_vs_computer",
     "game_wake_bots",
+    "match_default_seats",
+    "match_join",
+    "match_leave",
+    "match_status",
 ]

@@ -304,7 +304,7 @@ def _event_types(kind: str) -> set[str]:
     return found
 
 
-def _game_words() -> dict[str, set[str]]:
+def _bot_game_words() -> dict[str, set[str]]:
     """Per kind: its name, its display name, its action types and its event types -- less the
     words every game shares (``round_dealt``, ``game_over``: the platform's vocabulary)."""
     words = {}
@@ -319,7 +319,7 @@ def _game_words() -> dict[str, set[str]]:
 def test_the_game_words_are_found() -> None:
     """The word lists the next test checks against are not empty (a renamed engine constant
     would otherwise make it pass without checking anything)."""
-    words = _game_words()
+    words = _bot_game_words()
     for kind in KINDS:
         assert kind in words[kind] and len(words[kind]) > 3, (kind, words[kind])
     assert "swap" in words["crisp"] and "lay_away" in words["cribbage"]
@@ -358,7 +358,7 @@ def test_no_shared_bot_module_names_a_game(path: Path) -> None:
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
             code.append((line, node.name))
     found = []
-    for kind, words in _game_words().items():
+    for kind, words in _bot_game_words().items():
         names = {kind, importlib.import_module(KINDS[kind]).NAME.lower()}
         for name in names:
             for pattern in (name, name.replace("_", " ")):
