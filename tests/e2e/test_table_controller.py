@@ -64,8 +64,11 @@ SAMPLER = """() => {
 
 #: A busy loop that says when it is running (and stops itself after 10 minutes, should the test
 #: that started it be killed before its teardown).
+#: One busy loop; it ends with its test (killed), after 10 minutes, or as soon as the test run
+#: that started it is gone (its parent changes), so an interrupted run leaves no hog behind.
 HOG = (
-    "import time\nprint('busy', flush=True)\nend = time.time() + 600\nwhile time.time() < end: pass"
+    "import os, time\nparent = os.getppid()\nprint('busy', flush=True)\n"
+    "end = time.time() + 600\nwhile time.time() < end and os.getppid() == parent: pass"
 )
 
 
