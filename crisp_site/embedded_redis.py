@@ -140,14 +140,17 @@ class EmbeddedRedis:
             self.path.unlink(missing_ok=True)
 
 
-def ensure_running(path: Path, data_dir: Path) -> EmbeddedRedis | None:
+def ensure_running(
+    path: Path, data_dir: Path, preexec_fn: Callable[[], None] | None = None
+) -> EmbeddedRedis | None:
     """Start an embedded server on `path` unless one already answers there.
 
     Returns the server we started (the caller stops it), or None when one was already running.
+    `preexec_fn` as for `EmbeddedRedis` (the tests set a parent-death signal).
     """
     if answers(path):
         return None
-    return EmbeddedRedis(path, data_dir).start()
+    return EmbeddedRedis(path, data_dir, preexec_fn=preexec_fn).start()
 
 
 def environ_url() -> str | None:

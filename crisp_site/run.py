@@ -37,8 +37,10 @@ BIN = Path(sys.executable).parent
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # Not Linux: no prctl; Ctrl-C handling in the supervisor still stops everything.
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """A child's ``preexec_fn``: the kernel sends it SIGTERM when the thread that started it
+    dies, so a supervisor (or a test run) killed without its cleanup leaves no process behind.
+    Not Linux: no prctl; the parent's own stop handling still stops everything."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -80,7 +82,7 @@ class Supervisor:
 
     def spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
         process = subprocess.Popen(
-            args, env=env, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
+            args, env=env, cwd=BASE_DIR, start_new_session=True, preexec_fn=die_with_parent
         )
         self.commands[name] = (args, env)
         self.children = [(n, p) for n, p in self.children if n != name] + [(name, process)]
@@ -172,7 +174,7 @@ class Supervisor:
                     )
                 # Assigned before it starts, so a Ctrl-C during the start still stops it.
                 self.redis = embedded_redis.EmbeddedRedis(
-                    path, VAR_DIR / "redis", preexec_fn=_die_with_parent
+                    path, VAR_DIR / "redis", preexec_fn=die_with_parent
                 )
                 self.redis.start()
                 print(f"Embedded Redis {embedded_redis.server_binary().name} on {path}")

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from crisp_site import embedded_redis
+from crisp_site.run import die_with_parent
 from tests.depth import PROFILE
 
 _UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
@@ -35,8 +36,10 @@ def redis_server() -> Iterator[str]:
     """The Redis the tests use: started here when the embedded default is in force."""
     started = None
     if settings.EMBEDDED_REDIS:
+        # Dies with this test process even when it is killed (an interrupted xdist run left
+        # its workers' servers running, holding their sockets).
         started = embedded_redis.ensure_running(
-            settings.EMBEDDED_REDIS_SOCKET, Path(settings.VAR_DIR) / "redis"
+            settings.EMBEDDED_REDIS_SOCKET, Path(settings.VAR_DIR) / "redis", die_with_parent
         )
     try:
         assert redis.Redis.from_url(settings.REDIS_URL).ping()

@@ -19,6 +19,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from crisp_site.run import die_with_parent
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -89,6 +91,9 @@ class LiveProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # SIGTERM when this test process dies, even killed: an interrupted run (a Ctrl-C'd
+            # xdist run, a CI timeout) left daphne and Celery workers holding its test database.
+            preexec_fn=die_with_parent,
         )
         log.close()
         return self
