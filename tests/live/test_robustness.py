@@ -34,9 +34,11 @@ def touches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = presence.touch
 
-    async def touch(game_id: int, seat: int | None, channel_name: str) -> Any:
+    async def touch(
+        game_id: int, seat: int | None, channel_name: str, person: str | None = None
+    ) -> Any:
         seen.append(channel_name)
-        return await real(game_id, seat, channel_name)
+        return await real(game_id, seat, channel_name, person=person)
 
     monkeypatch.setattr(presence, "touch", touch)
     monkeypatch.setattr(presence, "REFRESH_SECONDS", 0.05)
@@ -110,7 +112,9 @@ async def test_a_heartbeat_that_loses_its_cancellation_still_stops_and_the_close
     armed, entered = [False], asyncio.Event()
     swallowed: list[int] = []
 
-    async def touch_losing_a_cancel(game_id: int, seat: int | None, channel_name: str) -> Any:
+    async def touch_losing_a_cancel(
+        game_id: int, seat: int | None, channel_name: str, person: str | None = None
+    ) -> Any:
         if armed[0] and not swallowed:
             entered.set()
             try:
@@ -124,7 +128,7 @@ async def test_a_heartbeat_that_loses_its_cancellation_still_stops_and_the_close
                 current = asyncio.current_task()
                 assert current is not None
                 current.uncancel()  # what wait_for's race does: the task runs on
-        return await real(game_id, seat, channel_name)
+        return await real(game_id, seat, channel_name, person=person)
 
     monkeypatch.setattr(presence, "touch", touch_losing_a_cancel)
     players, game = two_players
@@ -260,7 +264,9 @@ async def test_a_redis_pool_that_times_out_costs_one_log_line_not_a_traceback_pe
 
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    async def exhausted(game_id: int, seat: int | None, channel_name: str) -> Any:
+    async def exhausted(
+        game_id: int, seat: int | None, channel_name: str, person: str | None = None
+    ) -> Any:
         touches.append(channel_name)
         raise RedisConnectionError("No connection available.")
 
@@ -271,8 +277,12 @@ async def test_a_redis_pool_that_times_out_costs_one_log_line_not_a_traceback_pe
     comm = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
     await comm.connect()
     await until(comm, "snapshot")
-    while len(touches) < 6:  # the connect's touch and several failing beats
-        await asyncio.sleep(0.05)
+    # The connect's touch and several failing beats: polled for (the beats are 50 ms apart),
+    # with the suite's 60 s ceiling, so a heartbeat that never touches fails here, not at the
+    # run's hang guard 15 minutes later.
+    async with asyncio.timeout(60):
+        while len(touches) < 6:
+            await asyncio.sleep(0.05)
     await comm.send_json_to({"type": "ping", "id": "alive"})
     assert (await until(comm, "pong"))["id"] == "alive"
     await comm.disconnect()
