@@ -86,7 +86,7 @@ def test_play_again_after_a_whole_game(
     chromium: Any, fast_site: str, artifacts: Path, kind: str
 ) -> None:
     """A whole game (the person's seat played through the API by examples/bot_client.py), then
-    the table's game-over panel offers "Play again", which opens the rematch's lobby."""
+    the table's game-over panel offers "Play again", which opens the rematch's table."""
     person = UserFactory(username=f"again-{kind}", display_name="Again")
     client = bot_client()
     api = client.Api(fast_site, token_create(user=person, name="e2e")[1])
@@ -103,6 +103,14 @@ def test_play_again_after_a_whole_game(
     page.wait_for_url(lambda url: f"/games/{card['id']}/" not in url and "/games/" in url)
     rematch = Game.objects.get(rematch_of_id=card["id"])
     assert page.url.endswith(f"/games/{rematch.pk}/")
-    assert (rematch.kind, rematch.status) == (kind, Game.Status.LOBBY)
+    # Against the computer the rematch keeps the table -- the same computer players at their
+    # levels -- and starts at the one person's click (issue 24, item 5).
+    assert (rematch.kind, rematch.status) == (kind, Game.Status.PLAYING)
     assert Seat.objects.filter(game=rematch, user=person).exists()
+
+    def computers(game_id: int) -> list[str]:
+        seats = Seat.objects.filter(game_id=game_id, user__is_bot=True).order_by("number")
+        return [s.bot_level for s in seats]
+
+    assert computers(rematch.pk) == computers(card["id"]) != []
     assert page.errors == []
