@@ -298,17 +298,28 @@ def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path, size: str) -> None:
     person = UserFactory(username="offline-crisp", display_name="Offline")
-    game = services.game_create(host=person, kind="crisp", settings={}, private=True)
-    services.game_add_bot(game=game.pk, host=person, level="easy")
-    services.game_start(
-        game=game.pk, user=person, timers={"memorise_ms": 0, "start_delay_ms": 0}
-    )  # fmt: skip
+    # The person's turn opens a while after the deal, so the page redraws itself while offline
+    # when it opens (time alone changes what may be done): a redraw must not unlock anything
+    # (CI saw the deck, a button the view keeps across redraws, tappable again). The first
+    # turn is the person's (a deal where the computer starts is set aside).
+    for _ in range(50):
+        game = services.game_create(host=person, kind="crisp", settings={}, private=True)
+        services.game_add_bot(game=game.pk, host=person, level="easy")
+        services.game_start(
+            game=game.pk, user=person, timers={"memorise_ms": 15_000, "start_delay_ms": 0}
+        )  # fmt: skip
+        game.refresh_from_db()
+        if game.state["round"]["turn"]["seat"] == game.seats.get(user=person).number:
+            break
+        services.game_abandon(game=game, user=person)
     page = log_in(chromium, live_site.url, person.username, PHONE if size == "phone" else DESKTOP)
     page.goto(f"{live_site.url}/games/{game.pk}/")
     wait_live(page)
-    page.wait_for_selector("[data-key=draw-deck]", timeout=30_000)
+    page.wait_for_selector("#deck")
     live_site.stop_daphne()
     page.wait_for_selector("#conn[data-state=offline]")
+    assert "ready" not in (page.get_attribute("#deck", "class") or ""), "the turn opened online"
+    page.wait_for_selector("#deck.ready", timeout=60_000)  # redrawn offline as the turn opened
     shot(page, artifacts, f"controller-offline-{size}")
     enabled = page.evaluate(
         "() => [...document.querySelectorAll('#table-app .table-main button')]"

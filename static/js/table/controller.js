@@ -192,7 +192,10 @@ export class TableController {
     }
     app.dataset.offline = "1";
     document.querySelectorAll(MOVE_BUTTONS).forEach((b) => {
-      if (b.dataset.offlineLocked) return;
+      // Locked already and still disabled: nothing to do. A button the view kept across a
+      // redraw and enabled again meanwhile (a deck drawn from) is locked again: CI saw the deck
+      // tappable while offline after a redraw.
+      if (b.dataset.offlineLocked && b.disabled) return;
       b.dataset.offlineLocked = b.disabled ? "was" : "1";
       b.disabled = true;
       b.setAttribute("aria-disabled", "true");
