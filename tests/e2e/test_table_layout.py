@@ -41,9 +41,15 @@ def test_crisp_seats_never_overlap(
     page.wait_for_selector("#table-clock")
     # Measured once every card is drawn: a loaded machine's page may still be laying them out
     # (CI saw one card without a size yet at 8 seats on the phone).
+    # ... and once the player's opening look has come and its cards have turned over: the
+    # look's flip starts edge-on (rotateY(90deg), no width), and CI once measured two cards
+    # mid-flip after the first wait had passed on the cards' backs.
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.felt .seat .pcard')]"
+        "() => document.querySelectorAll('.my-seat .pcard.peek').length === 2"
+        " && [...document.querySelectorAll('.felt .seat .pcard')]"
         ".every(e => e.getBoundingClientRect().width > 0)"
+        " && document.getAnimations().every(a => a.animationName !== 'peek-in'"
+        " || a.playState === 'finished')"
     )
     kit.shot(page, artifacts, f"crisp-{seats}-{viewport}")
     felt = kit.boxes(page, "#felt")[0]
