@@ -253,6 +253,64 @@ class JsonSettings:
         return cls(**d)
 
 
+#: Issue 26: a game's pace, the host's choice beside each game's own menu.  ``live`` is the game
+#: as it always was; ``turn_based`` is played over days, with ``turn_seconds`` per move (12 h,
+#: 1 day or 3 days from the host's menu; ``Settings`` accepts any positive number so tests can
+#: shorten it).  Every engine's ``Settings`` has the fields ``pace`` and ``turn_seconds`` and
+#: its ``SETTINGS_SCHEMA`` the properties ``PACE_PROPERTIES``; what the pace changes in a game's
+#: rules is the game's own business (Crisp's R28).
+LIVE = "live"
+TURN_BASED = "turn_based"
+PACES = (LIVE, TURN_BASED)
+TURN_SECONDS = (43_200, 86_400, 259_200)
+
+PACE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "pace": {
+        "type": "string",
+        "enum": list(PACES),
+        "default": LIVE,
+        "title": "Pace",
+        "description": (
+            "live: everybody at the table at once, as always; turn_based: played over days, "
+            "each move within turn_seconds, the players told when it is their move."
+        ),
+    },
+    "turn_seconds": {
+        "type": ["integer", "null"],
+        "enum": [None, *TURN_SECONDS],
+        "default": None,
+        "title": "Time per move (turn-based)",
+        "description": (
+            "Seconds for each move of a turn-based game: 43200 (12 h), 86400 (1 day) or "
+            "259200 (3 days); null in a live game. When it runs out the game's own timeout rule "
+            "applies, as live."
+        ),
+    },
+}
+
+
+def check_pace(pace: object, turn_seconds: object) -> None:
+    """The ``Settings`` check of the two pace fields, the same for every engine.
+
+    >>> check_pace("live", None); check_pace("turn_based", 5)
+    >>> check_pace("turn_based", None)
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: turn-based: turn_seconds must be a positive int
+    >>> check_pace("live", 86400)
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: turn_seconds is for turn-based games only
+    """
+    if pace not in PACES:
+        raise IllegalAction(BAD_SETTINGS, "pace must be 'live' or 'turn_based'")
+    if pace == TURN_BASED:
+        if not is_int(turn_seconds) or turn_seconds <= 0:  # type: ignore[operator]
+            raise IllegalAction(BAD_SETTINGS, "turn-based: turn_seconds must be a positive int")
+    elif turn_seconds is not None:
+        raise IllegalAction(BAD_SETTINGS, "turn_seconds is for turn-based games only")
+
+
 _JSON_TYPES: dict[str, Any] = {
     "integer": is_int,
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
