@@ -14,3 +14,13 @@ from django.dispatch import Signal
 
 #: Sent with ``sender=Game, game=<the finished Game>`` inside the finishing transaction.
 game_finished = Signal()
+
+#: Issue 26, "your move": sent ON COMMIT (never inside the transaction: a receiver mails and
+#: pushes, and a rolled-back change must tell nobody) by the service layer's commit step when a
+#: committed change leaves one or more PEOPLE's seats awaited that were not awaited before it
+#: (the engine's ``awaiting(state, now)["seats"]``, computer players and seats a computer sits in
+#: for left out).  Keyword arguments: ``game`` (the ``Game`` as committed), ``user_ids``
+#: (``list[int]``, the people newly awaited), ``deadline`` (``datetime | None``, when their move
+#: times out).  Receivers get nothing else: a notification says whose move it is in which game,
+#: never a card or a role.
+your_move = Signal()
