@@ -160,16 +160,12 @@ class GameAdmin(admin.ModelAdmin):
         self._run(request, queryset, services.game_end_now, "Ended")
 
 
-@admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
-    """The whole log, read-only and unredacted (staff only)."""
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An admin page that shows and never writes: a log (the events) or derived data (the
+    history app's records, ratings and statistics, rebuilt by ``history_recompute``), where a
+    hand edit would make the record disagree with what was played."""
 
-    list_display = ("game", "seq", "version", "origin", "type", "created_at")
-    list_filter = ("origin", "type", "created_at")
-    search_fields = ("game__id", "type")
-    readonly_fields = ("game", "round", "seq", "version", "origin", "type", "data", "created_at")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -177,6 +173,16 @@ class EventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdmin):
+    """The whole log, read-only and unredacted (staff only)."""
+
+    list_display = ("game", "seq", "version", "origin", "type", "created_at")
+    list_filter = ("origin", "type", "created_at")
+    search_fields = ("game__id", "type")
+    readonly_fields = ("game", "round", "seq", "version", "origin", "type", "data", "created_at")
 
 
 @admin.register(ChatMessage)
