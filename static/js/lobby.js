@@ -1,7 +1,8 @@
 /* Crisp online — the games lobby keeps its lists fresh without a reload.
  *
  * Every few seconds (only while the tab is visible) it fetches this same page and swaps in the
- * "Open games" and "My games" lists, unless the keyboard focus is inside one of them.
+ * "Open games" and "My games" lists and the count of people online, unless the keyboard focus is
+ * inside one of them.
  */
 (function () {
   "use strict";

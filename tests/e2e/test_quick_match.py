@@ -46,3 +46,30 @@ def test_two_people_finding_a_cribbage_game_play_each_other(
     )
     assert page_a.url == f"{site}/games/"
     assert page_a.locator("#match-waiting").is_hidden()
+
+
+def test_the_lobby_count_of_people_online_follows_without_a_reload(
+    chromium: Any, site: str, artifacts: Path
+) -> None:
+    """Issue 24, item 4: "N people online" is one of the lobby's live regions (it stayed at its
+    first figure until the page was reloaded)."""
+    from games import presence
+
+    viewer = UserFactory(username="online-viewer")
+    page = log_in(chromium, site, viewer.username, PHONE)
+    page.goto(f"{site}/games/")
+    before = presence.online_count()
+    assert before is not None
+    page.wait_for_function(
+        "n => (document.getElementById('online-count') || {}).textContent?.includes(String(n))",
+        arg=before,
+    )
+    for n in range(3):  # three more people open a page somewhere
+        presence.seen_online(f"u{10_000 + n}")
+    page.wait_for_function(
+        "n => (document.getElementById('online-count') || {}).textContent?.includes(String(n))",
+        arg=before + 3,
+        timeout=30_000,
+    )
+    assert page.url == f"{site}/games/"
+    assert page.errors == []
