@@ -141,6 +141,13 @@ def test_the_api_creates_a_turn_based_game_and_documents_the_pace(users: list[An
         format="json",
     )
     assert r.status_code == 400 and r.json()["code"] == "bad_settings"
+    r = c.post(
+        "/api/v1/games/vs-computer/",
+        {"kind": "triple_crown", "level": "easy", "settings": TURN_BASED},
+        format="json",
+    )
+    assert r.status_code == 201, r.content
+    assert r.json()["settings"] == {"move_seconds": None, **TURN_BASED}
     schema = c.get("/api/schema/", {"format": "json"}).json()
     branches = schema["components"]["schemas"]["GameCreateInput"]["properties"]["settings"]["anyOf"]
     paced = [b for b in branches if "pace" in b["properties"]]
