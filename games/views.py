@@ -27,6 +27,7 @@ from django.views.decorators.http import require_POST
 from crisp_site import throttles
 from games import bots, extensions, presence, selectors, services
 from games.engines import DEFAULT_KIND, KINDS, engine_for
+from games.engines.base import LIVE
 from games.errors import ServiceError
 from games.models import CHAT_MAX, NAME_MAX, Game
 
@@ -124,7 +125,8 @@ def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
     """The host's choices for ``kind`` from a submitted form, typed by the kind's
     ``SETTINGS_SCHEMA`` (form fields are named ``<kind>-<setting>``): booleans are checkboxes,
     an empty value of a nullable setting is null, integers are parsed.  Whether the values are
-    allowed is the engine's to say (``host_settings``, through the service layer)."""
+    allowed is the engine's to say (``host_settings``, through the service layer).  The pace
+    menu's turn-based time is dropped from a live game's choices (issue 26)."""
     out: dict[str, Any] = {}
     for name, prop in engine_for(kind).SETTINGS_SCHEMA["properties"].items():
         types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
@@ -139,6 +141,10 @@ def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
             out[name] = int(raw)
         else:
             out[name] = raw
+    if out.get("pace") == LIVE:
+        # The turn-based time menu is on the form beside the pace (hidden by lobby.js, sent
+        # without JavaScript): a live game has no turn_seconds (issue 26).
+        out.pop("turn_seconds", None)
     return out
 
 

@@ -41,6 +41,7 @@ from games.engines.cribbage import (
     FULL_DECK,
     Action,
     GameState,
+    Settings,
     apply,
     legal_actions,
     rank,
@@ -286,10 +287,10 @@ class Determiniser:
         dealt[1:12:2] = by_seat[dealer]
         deck = [*dealt, starter, *rest]
         t = v["turn"]
-        ms = v["settings"]["move_seconds"]
+        ms = Settings.from_json(v["settings"]).move_ms  # turn_seconds when turn-based
         dealt_at = k.dealt_at
         if v["lay_away_deadline"] is not None and ms is not None:
-            dealt_at = v["lay_away_deadline"] - ms * 1000
+            dealt_at = v["lay_away_deadline"] - ms
         if dealt_at is None:
             dealt_at = k.clock
         rnd = {

@@ -37,6 +37,7 @@ from games.engines.triple_crown import (
     FULL_DECK,
     Action,
     GameState,
+    Settings,
     legal_actions,
     roles_for,
 )
@@ -351,8 +352,8 @@ class Determiniser:
         per = [list(h) for h in original]
         for i in range(52):
             order.append(per[(k.dealer + 1 + i) % SEATS].pop())
-        ms = v["settings"]["move_seconds"]
-        clock_from = v["move_deadline"] - ms * 1000 if v["move_deadline"] is not None else k.clock
+        ms = Settings.from_json(v["settings"]).move_ms  # turn_seconds when turn-based
+        clock_from = v["move_deadline"] - ms if v["move_deadline"] is not None and ms else k.clock
         dealt_at = k.dealt_at if k.dealt_at is not None else k.clock
         tricks = []
         for i, t in enumerate(v["tricks"]):

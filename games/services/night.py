@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F
 
 from games import clock, selectors
+from games.engines.base import TURN_BASED
 from games.errors import ServiceError
 from games.models import CHAT_MAX, NAME_MAX, ChatMessage, Game, Seat
 from games.services.bots import game_add_bot
@@ -278,19 +279,25 @@ def game_reap_idle(
     A game is idle when no player has acted for ``idle_ms`` (default
     ``settings.CRISP_IDLE_GAME_SECONDS``, else ``IDLE_MS``) and none of its players is
     connected: ``connected(ids)`` returns those of the given games that have a player's socket
-    open (the live layer knows; this layer does not).  Its state is kept.  One transaction per
-    game, each re-checked under the game's row lock, like ``game_sweep``.  The periodic sweep
-    runs it (games.tasks).
+    open (the live layer knows; this layer does not).  A turn-based game (issue 26) is never
+    idle: its players are away between moves by design, and its own timeouts move it on.  Its
+    state is kept.  One transaction per game, each re-checked under the game's row lock, like
+    ``game_sweep``.  The periodic sweep runs it (games.tasks).
     """
     if idle_ms is None:
         idle_ms = _setting_ms("CRISP_IDLE_GAME_SECONDS", IDLE_MS)
     at = clock.from_datetime(now) if now is not None else clock.now_ms()
     cutoff = clock.to_datetime(at - idle_ms)
-    candidates = list(
-        Game.objects.filter(status=Game.Status.PLAYING, started_at__lte=cutoff).values_list(
-            "pk", flat=True
-        )
-    )
+    candidates = [
+        pk
+        for pk, chosen in Game.objects.filter(
+            status=Game.Status.PLAYING, started_at__lte=cutoff
+        ).values_list("pk", "settings")
+        # A turn-based game's players are away by design (issue 26): it ends by its own
+        # timeouts (and the computer sitting in after them), never as idle.  (Tested in
+        # Python: a JSON key's absence is NULL in SQL, which ``exclude`` would drop too.)
+        if (chosen or {}).get("pace") != TURN_BASED
+    ]
     if candidates and connected is not None:
         keep = set(connected(candidates))
         candidates = [pk for pk in candidates if pk not in keep]
@@ -315,6 +322,10 @@ def game_reap_idle(
 LOBBY_HOST_AWAY_MS = 5 * 60 * 1000
 LOBBY_IDLE_MS = 60 * 60 * 1000
 REMATCH_LOBBY_MS = 3 * 60 * 1000
+#: A turn-based lobby (issue 26) waits for friends who come by once a day: its host being away
+#: and a rematch not taken at once close nothing; only this long untouched closes it
+#: (``settings.CRISP_TURN_BASED_LOBBY_IDLE_SECONDS`` overrides it).
+TURN_BASED_LOBBY_IDLE_MS = 7 * 24 * 60 * 60 * 1000
 
 
 def _lobby_times() -> dict[str, int]:
@@ -323,6 +334,9 @@ def _lobby_times() -> dict[str, int]:
         "host_gone": _setting_ms("CRISP_LOBBY_HOST_AWAY_SECONDS", LOBBY_HOST_AWAY_MS),
         "idle": _setting_ms("CRISP_LOBBY_IDLE_SECONDS", LOBBY_IDLE_MS),
         "rematch_not_taken": _setting_ms("CRISP_REMATCH_LOBBY_SECONDS", REMATCH_LOBBY_MS),
+        "turn_based_idle": _setting_ms(
+            "CRISP_TURN_BASED_LOBBY_IDLE_SECONDS", TURN_BASED_LOBBY_IDLE_MS
+        ),
     }
 
 
@@ -330,9 +344,12 @@ def _lobby_reason(g: Game, at: int, times: dict[str, int], host_online: bool) ->
     """Why lobby ``g`` closes now (a key of ``times``), or None: it stays open.
 
     "Untouched" is ``updated_at``: every lobby change (a join, a leave, a computer player
-    added, a rename) bumps it, so a lobby someone joined meanwhile is not closed.
+    added, a rename) bumps it, so a lobby someone joined meanwhile is not closed.  A turn-based
+    lobby closes only after ``turn_based_idle`` untouched (its people come by once a day).
     """
     quiet = at - clock.from_datetime(g.updated_at)
+    if (g.settings or {}).get("pace") == TURN_BASED:
+        return "turn_based_idle" if quiet >= times["turn_based_idle"] else None
     if quiet >= times["idle"]:
         return "idle"
     if g.rematch_of_id is not None and quiet >= times["rematch_not_taken"]:

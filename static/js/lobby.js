@@ -28,19 +28,35 @@
   document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
 })();
 
-/* The create form shows the settings of the game picked (one fieldset per kind; the others are
- * disabled so they are not submitted). Without JavaScript only the default kind's show. */
+/* The create and vs-computer forms show the settings of the game picked (one fieldset per kind;
+ * the others are disabled so they are not submitted). Without JavaScript only the default kind's
+ * show. Within a kind, the pace menu (issue 26) shows the time-per-move menu of the chosen pace
+ * only: `[data-pace-only]` fields of the other pace are hidden and disabled. */
 (function () {
   "use strict";
-  var picker = document.querySelector("[data-kind-picker]");
-  if (!picker) return;
-  function sync() {
-    document.querySelectorAll("fieldset.kind-settings").forEach(function (fs) {
-      var on = fs.getAttribute("data-kind") === picker.value;
-      fs.hidden = !on;
-      fs.disabled = !on;
+  function syncPace(fs) {
+    var picker = fs.querySelector("[data-pace-picker]");
+    var pace = picker ? picker.value : "live";
+    fs.querySelectorAll("[data-pace-only]").forEach(function (field) {
+      var on = !fs.disabled && field.getAttribute("data-pace-only") === pace;
+      field.hidden = !on;
+      field.querySelectorAll("select, input").forEach(function (input) { input.disabled = !on; });
     });
   }
-  picker.addEventListener("change", sync);
-  sync();
+  document.querySelectorAll("[data-kind-picker]").forEach(function (picker) {
+    var form = picker.form;
+    function sync() {
+      form.querySelectorAll("fieldset.kind-settings").forEach(function (fs) {
+        var on = fs.getAttribute("data-kind") === picker.value;
+        fs.hidden = !on;
+        fs.disabled = !on;
+        syncPace(fs);
+      });
+    }
+    picker.addEventListener("change", sync);
+    form.querySelectorAll("[data-pace-picker]").forEach(function (p) {
+      p.addEventListener("change", sync);
+    });
+    sync();
+  });
 })();

@@ -23,10 +23,10 @@ DEADLINE_KINDS = ("declare_timeout", "play_timeout")
 def move_deadline(state: GameState) -> int | None:
     """The last on-time instant (ms, inclusive) of the awaited move, or ``None`` (no limit)."""
     h = state.round
-    secs = state.settings.move_seconds
-    if state.status != "playing" or secs is None or h.phase == "over":
+    ms = state.settings.move_ms  # turn_seconds in a turn-based game (issue 26)
+    if state.status != "playing" or ms is None or h.phase == "over":
         return None
-    return h.clock_from + secs * 1000
+    return h.clock_from + ms
 
 
 def pending_deadlines(state: GameState) -> list[Deadline]:

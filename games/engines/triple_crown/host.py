@@ -1,6 +1,7 @@
 """What the host may choose in the lobby (T22), as data and as a validator.
 
-T22 fixes everything but the time per move: four seats, a game to 15.  ``Settings`` itself
+T22 fixes everything but the time per move: four seats, a game to 15.  The platform adds the
+pace (issue 26): live, or turn-based with 12 h, 1 day or 3 days per move.  ``Settings`` itself
 accepts any positive values (tests shorten games); ``host_settings`` enforces the menu.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import host_choices
+from ..base import PACE_PROPERTIES, host_choices
 from .state import Settings
 
 MOVE_SECONDS = (30, 60)
@@ -29,6 +30,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                 "to no-trump with the memo Low (T23, T24)."
             ),
         },
+        **PACE_PROPERTIES,
     },
 }
 
@@ -42,6 +44,16 @@ def host_settings(choices: Mapping[str, Any]) -> Settings:
     Traceback (most recent call last):
     ...
     games.engines.base.IllegalAction: bad_settings: move_seconds must be 30, 60 or null
+    >>> host_settings({"pace": "turn_based", "turn_seconds": 86400}).move_ms
+    86400000
+    >>> host_settings({"pace": "turn_based", "turn_seconds": 60})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: turn_seconds must be 43200, ... or null
+    >>> host_settings({"pace": "turn_based", "turn_seconds": 86400, "move_seconds": 30})
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: turn-based: move_seconds must be null
     """
     return Settings(**host_choices(SETTINGS_SCHEMA, choices))
 

@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import JsonSettings
+from ..base import LIVE, TURN_BASED, JsonSettings, check_pace
 from ..base import is_int as _is_int
 from .errors import BAD_SETTINGS, IllegalAction
 
@@ -30,8 +30,18 @@ class Settings(JsonSettings):
     and 60, ``host.host_settings``); ``target_score`` is fixed at 15 by T22 and is a setting only
     so tests can play short games.
 
+    ``pace`` and ``turn_seconds`` are the platform's pace (``games.engines.base``, issue 26): in a
+    turn-based game every move has ``turn_seconds`` (``move_seconds`` is then null) and its
+    timeout is the same rule as live (T24).
+
     >>> Settings(move_seconds=30).to_json()
-    {'move_seconds': 30, 'target_score': 15}
+    {'move_seconds': 30, 'target_score': 15, 'pace': 'live', 'turn_seconds': None}
+    >>> Settings(pace="turn_based", turn_seconds=86400).move_ms
+    86400000
+    >>> Settings(move_seconds=30, pace="turn_based", turn_seconds=86400)
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: turn-based: move_seconds must be null
     >>> Settings.from_json({"move_seconds": "30"})
     Traceback (most recent call last):
     ...
@@ -40,6 +50,8 @@ class Settings(JsonSettings):
 
     move_seconds: int | None = None
     target_score: int = TARGET_SCORE
+    pace: str = LIVE
+    turn_seconds: int | None = None
 
     def __post_init__(self) -> None:
         if self.move_seconds is not None and (
@@ -48,6 +60,17 @@ class Settings(JsonSettings):
             raise IllegalAction(BAD_SETTINGS, "move_seconds must be a positive int or null")
         if not _is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
+        check_pace(self.pace, self.turn_seconds)
+        if self.pace == TURN_BASED and self.move_seconds is not None:
+            raise IllegalAction(BAD_SETTINGS, "turn-based: move_seconds must be null")
+
+    @property
+    def move_ms(self) -> int | None:
+        """Each move's time (ms), or ``None`` (no limit): ``turn_seconds`` in a turn-based
+        game, the live ``move_seconds`` otherwise -- the one figure the deadlines read, so the
+        timeout rules are the same in both paces (issue 26)."""
+        secs = self.turn_seconds if self.pace == TURN_BASED else self.move_seconds
+        return None if secs is None else secs * 1000
 
 
 @dataclass(slots=True)

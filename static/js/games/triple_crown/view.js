@@ -19,7 +19,7 @@
  */
 import { button, el } from "../../table/dom.js";
 import { fmt, gettext, ngettext } from "../../table/i18n.js";
-import { secondsLeft } from "../../table/clock.js";
+import { leftText, serverNow } from "../../table/clock.js";
 import { paintPresence } from "../../table/presence.js";
 import { botBadge } from "../../table/sitin.js";
 import { cardFace, cardSpoken, cardText, SUIT } from "../../table/cards.js";
@@ -454,7 +454,7 @@ export function renderStatus(t, st, baseTitle) {
     const c = el("span", "countdown big clock");
     c.id = "table-clock";
     c.dataset.until = String(st.move_deadline);
-    c.textContent = " " + secondsLeft(st.move_deadline) + gettext("s");
+    c.textContent = leftText(st.move_deadline - serverNow());
     c.title = gettext("Time left for this move");
     bar.appendChild(c);
   }
