@@ -193,9 +193,12 @@ def login_or_guest(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
 
 
 class LoginView(auth_views.LoginView):
-    """Django's log-in, plus: switch the site to the person's preferred language."""
+    """Django's log-in, plus: switch the site to the person's preferred language. A guest may
+    open it too (to log in to an account they already have); anybody else signed in is sent on."""
 
-    redirect_authenticated_user = True
+    @property
+    def redirect_authenticated_user(self) -> bool:  # type: ignore[override]
+        return not getattr(self.request.user, "is_guest", False)
 
     def form_valid(self, form):
         response = super().form_valid(form)

@@ -19,7 +19,7 @@ from games import services as game_services
 from games.models import Game, Seat
 from history import ratings
 from history.models import GameRecord, PlayerStats, Rating
-from tests.factories import UserFactory
+from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.games import conftest as _games
 
 # The games tests' fixtures: the live layer recorded, not sent; started games at a fake clock.
@@ -322,3 +322,16 @@ def test_the_clean_up_is_a_periodic_task(settings):
     guest = services.guest_create()
     _age(guest, settings.CRISP_GUEST_IDLE_DAYS + 1)
     assert guests_clean() == {"deleted": 1, "anonymised": 0}
+
+
+def test_a_guest_may_log_in_to_an_account_it_already_has(client):
+    person = UserFactory()
+    client.post(reverse("accounts:guest"))
+    assert 'href="/accounts/login/"' in client.get(reverse("home")).content.decode()
+    assert client.get(reverse("accounts:login")).status_code == 200  # not sent away
+    client.post(
+        reverse("accounts:login"), {"username": person.username, "password": DEFAULT_PASSWORD}
+    )
+    assert _me(client) == person
+    # Anybody else signed in is still sent on from the log-in page.
+    assert client.get(reverse("accounts:login")).status_code == 302
