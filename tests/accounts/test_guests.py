@@ -335,3 +335,16 @@ def test_a_guest_may_log_in_to_an_account_it_already_has(client):
     assert _me(client) == person
     # Anybody else signed in is still sent on from the log-in page.
     assert client.get(reverse("accounts:login")).status_code == 302
+
+
+def test_a_guest_is_asked_before_logging_out_and_the_words_are_translated(client):
+    client.post(reverse("accounts:guest"))
+    for language, words in [
+        ("en", "Nobody can log back in"),
+        ("ja", "二度とログイン"),
+        ("ru", "Войти в неё снова"),
+    ]:
+        client.cookies["django_language"] = language
+        html = client.get(reverse("home")).content.decode()
+        logout = html.split('action="/accounts/logout/"', 1)[1].split(">", 1)[0]
+        assert "data-confirm=" in logout and words in logout
