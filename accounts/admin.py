@@ -10,7 +10,16 @@ from accounts.models import ApiToken, User
 @admin.register(User)
 class CrispUserAdmin(UserAdmin):
     fieldsets = (*UserAdmin.fieldsets, (_("Profile"), {"fields": ("display_name", "language")}))
-    list_display = ("username", "display_name", "email", "language", "is_staff", "date_joined")
+    list_display = (
+        "username",
+        "display_name",
+        "email",
+        "language",
+        "is_staff",
+        "is_guest",
+        "date_joined",
+    )
+    list_filter = (*UserAdmin.list_filter, "is_guest")
 
 
 @admin.register(ApiToken)

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -39,6 +39,7 @@ class _ProfileOutput(serializers.ModelSerializer):
             "email",
             "language",
             "date_joined",
+            "is_guest",
         )
 
 
@@ -141,6 +142,8 @@ class TokenCreateApi(APIView):
         responses={201: OutputSerializer},
     )
     def post(self, request):
+        if request.user.is_guest:
+            raise PermissionDenied("Guests cannot create API tokens: sign up first.")
         serializer = TokenCreateApi.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:

@@ -22,6 +22,12 @@ class User(AbstractUser):
     # people, so every page and API shows it like a person -- plus this flag). It has no
     # usable password and never signs in.
     is_bot = models.BooleanField(_("computer player"), default=False, editable=False)
+    # A guest (issue 24): a real account made in one click by "Play as guest", signed in
+    # through the session only (no usable password), with a generated username and a
+    # display name like "Guest 4821". Every page, the socket and the API treat it as a user;
+    # it is marked as a guest wherever players are shown, never rated, and cleaned up when idle
+    # (accounts.services.guests_clean_idle). Signing up converts this same row in place.
+    is_guest = models.BooleanField(_("guest"), default=False, editable=False)
 
     def __str__(self) -> str:
         return self.display_name or self.username

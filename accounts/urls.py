@@ -7,6 +7,7 @@ app_name = "accounts"
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
+    path("guest/", views.guest, name="guest"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only
     path("password/change/", views.password_change, name="password_change"),

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -76,44 +80,125 @@ def _next_url(request: HttpRequest) -> str | None:
     return None
 
 
+def _language(request: HttpRequest) -> str:
+    """The site language of this request, if it is one a profile may hold."""
+    language = translation.get_language() or settings.LANGUAGE_CODE
+    return language if language in User.Language.values else settings.LANGUAGE_CODE
+
+
 def signup(request: HttpRequest) -> HttpResponse:
     """Create an account and sign in. A new player lands where they were going (an invite
-    link's game) or else in the games lobby: the place to start playing."""
+    link's game) or else in the games lobby: the place to start playing.
+
+    A signed-in GUEST gets the same one form, and it converts their guest account in place
+    (``services.guest_convert``: same row, so their games, statistics and history stay)."""
     next_url = _next_url(request)
-    if request.user.is_authenticated:
+    guest = getattr(request.user, "is_guest", False)
+    if request.user.is_authenticated and not guest:
         return redirect(next_url or settings.LOGIN_REDIRECT_URL)
     form = SignUpForm(request.POST or None)
+    context = {"form": form, "next": next_url, "guest": guest}
     if request.method == "POST" and (wait := throttles.check(request, throttles.SignupThrottle)):
         form.add_error(None, throttled_message(wait))
-        return _throttled(render(request, "accounts/signup.html", {"form": form}), wait)
+        return _throttled(render(request, "accounts/signup.html", context), wait)
     if request.method == "POST" and form.is_valid():
-        language = translation.get_language() or settings.LANGUAGE_CODE
-        if language not in User.Language.values:
-            language = settings.LANGUAGE_CODE
+        data = form.cleaned_data
         try:
-            user = services.user_create(
-                username=form.cleaned_data["username"],
-                password=form.cleaned_data["password1"],
-                email=form.cleaned_data.get("email") or "",
-                language=language,
-            )
+            if guest:
+                user = services.guest_convert(
+                    user=request.user,
+                    username=data["username"],
+                    password=data["password1"],
+                    email=data.get("email") or "",
+                )
+            else:
+                user = services.user_create(
+                    username=data["username"],
+                    password=data["password1"],
+                    email=data.get("email") or "",
+                    language=_language(request),
+                )
         except ValidationError as error:
             _add_errors(form, error)
         else:
-            login(request, user, backend=_MODEL_BACKEND)
+            login(request, user, backend=_MODEL_BACKEND)  # a new password: a fresh session
             response = redirect(next_url or "games:lobby")
             remember_language(response, user.language)
-            messages.success(
-                request, _("Welcome to Crisp online, %(name)s!") % {"name": user.public_name}
-            )
+            if guest:
+                messages.success(
+                    request,
+                    _("Welcome, %(name)s! Your games as a guest are in your account now.")
+                    % {"name": user.public_name},
+                )
+            else:
+                messages.success(
+                    request, _("Welcome to Crisp online, %(name)s!") % {"name": user.public_name}
+                )
             return response
-    return render(request, "accounts/signup.html", {"form": form, "next": next_url})
+    return render(request, "accounts/signup.html", context)
+
+
+# --- Guests ------------------------------------------------------------------------------------
+
+
+def _guest_throttled(request: HttpRequest, wait: int) -> HttpResponse:
+    """429 for a refused guest: JSON for a client that asks for it, else a page saying why."""
+    message = throttled_message(wait)
+    if "application/json" in request.headers.get("Accept", ""):
+        response: HttpResponse = JsonResponse(
+            {"code": "throttled", "detail": message, "retry_after": wait}, status=429
+        )
+    else:
+        response = render(request, "accounts/guest_throttled.html", {"message": message})
+    return _throttled(response, wait)
+
+
+def guest_sign_in(request: HttpRequest) -> HttpResponse | None:
+    """Make a guest account and sign this browser in as it (Django's session). None when done,
+    else the 429 response (guests made from one address are throttled: ``guest_create``)."""
+    if wait := throttles.check(request, throttles.GuestCreateThrottle):
+        return _guest_throttled(request, wait)
+    user = services.guest_create(language=_language(request))
+    login(request, user, backend=_MODEL_BACKEND)
+    return None
+
+
+@require_POST
+def guest(request: HttpRequest) -> HttpResponse:
+    """ "Play as guest": one POST (CSRF-protected) makes the guest, signs it in and goes on to
+    ``next`` (a page on this site, e.g. an invite link's game), else to the games lobby. A
+    visitor already signed in just goes on: no second account."""
+    next_url = _next_url(request) or reverse("games:lobby")
+    if not request.user.is_authenticated and (refused := guest_sign_in(request)):
+        return refused
+    return HttpResponseRedirect(next_url)
+
+
+def login_or_guest(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """``login_required`` for a PLAY action (a POST form), plus one-click guest play: an
+    anonymous visitor's POST that carries ``as_guest=1`` first gets a guest account (throttled,
+    as ``guest``) and then the action runs as that user -- the home page's "Play against the
+    computer" reaches a live table in one click."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            if request.method != "POST" or request.POST.get("as_guest") != "1":
+                return redirect_to_login(request.get_full_path())
+            if refused := guest_sign_in(request):
+                return refused
+        return view(request, *args, **kwargs)
+
+    return wrapped
 
 
 class LoginView(auth_views.LoginView):
-    """Django's log-in, plus: switch the site to the person's preferred language."""
+    """Django's log-in, plus: switch the site to the person's preferred language. A guest may
+    open it too (to log in to an account they already have); anybody else signed in is sent on."""
 
-    redirect_authenticated_user = True
+    @property
+    def redirect_authenticated_user(self) -> bool:  # type: ignore[override]
+        return not getattr(self.request.user, "is_guest", False)
 
     def form_valid(self, form):
         response = super().form_valid(form)

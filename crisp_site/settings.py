@@ -265,11 +265,21 @@ CRISP_IDLE_GAME_SECONDS = int(os.environ.get("CRISP_IDLE_GAME_SECONDS", "1800"))
 CRISP_LOBBY_HOST_AWAY_SECONDS = int(os.environ.get("CRISP_LOBBY_HOST_AWAY_SECONDS", "300"))
 CRISP_LOBBY_IDLE_SECONDS = int(os.environ.get("CRISP_LOBBY_IDLE_SECONDS", "3600"))
 CRISP_REMATCH_LOBBY_SECONDS = int(os.environ.get("CRISP_REMATCH_LOBBY_SECONDS", "180"))
+# Guests (issue 24, accounts.services.guests_clean_idle): a guest account idle this many days,
+# with no game in the lobby or in progress, is deleted (never played) or anonymised (played:
+# its finished games stay whole). Celery beat runs the clean-up every GUEST_CLEAN_SECONDS.
+CRISP_GUEST_IDLE_DAYS = int(os.environ.get("CRISP_GUEST_IDLE_DAYS", "7"))
+CRISP_GUEST_CLEAN_SECONDS = float(os.environ.get("CRISP_GUEST_CLEAN_SECONDS", "3600"))
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "games-sweep": {
         "task": "games.sweep",
         "schedule": CRISP_SWEEP_SECONDS,
         "options": {"expires": max(1.0, CRISP_SWEEP_SECONDS * 2)},
+    },
+    "accounts-guests-clean": {
+        "task": "accounts.guests_clean",
+        "schedule": CRISP_GUEST_CLEAN_SECONDS,
+        "options": {"expires": CRISP_GUEST_CLEAN_SECONDS},
     },
 }
 
@@ -363,6 +373,7 @@ REST_FRAMEWORK = {
 # per user when signed in, else per client address. THROTTLE_RATES="scope=rate,..." overrides.
 DEFAULT_THROTTLE_RATES = {
     "signup": "20/hour",  # sign-up attempts from one address
+    "guest_create": "10/hour",  # guest accounts made from one address ("Play as guest")
     "password_reset": "10/hour",  # reset requests from one address
     "password_reset_email": "3/hour",  # reset mails to one e-mail address
     "token_create": "20/hour",  # API tokens created by one user (API and page)

@@ -145,6 +145,13 @@ class SignupThrottle(AddressThrottle):
     scope = "signup"
 
 
+class GuestCreateThrottle(AddressThrottle):
+    """Guest accounts made from one address: each guest gets the per-user limits afresh, so
+    this is what bounds one client's guests (and their rows) as a whole."""
+
+    scope = "guest_create"
+
+
 class PasswordResetThrottle(AddressThrottle):
     scope = "password_reset"
 

@@ -138,6 +138,8 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
                 # A computer player's level (null for a person), and whether a computer is
                 # playing a person's seat while they are away.
                 "bot": s.bot_level if getattr(s.user, "is_bot", False) else None,
+                # A guest account (issue 24): shown with a "guest" badge, never rated.
+                "is_guest": bool(getattr(s.user, "is_guest", False)),
                 "sitting_in": s.sitting_in,
                 # Left a game in progress for good (public: the ``player_left`` event says so).
                 "left": s.left_at is not None,

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
+from accounts.views import login_or_guest
 from crisp_site import throttles
 from games import bots, extensions, presence, selectors, services
 from games.engines import DEFAULT_KIND, KINDS, engine_for
@@ -190,7 +191,7 @@ def _bool(value: str | None) -> bool:
     return value in {"1", "on", "true", "yes"}
 
 
-@login_required
+@login_or_guest  # an anonymous visitor's one click plays as a guest
 @require_POST
 def create(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", DEFAULT_KIND)
@@ -218,7 +219,7 @@ def create(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(_table_url(game))
 
 
-@login_required
+@login_or_guest  # an anonymous visitor's one click plays as a guest
 @require_POST
 def vs_computer(request: HttpRequest) -> HttpResponse:
     """Play against the computer: a started private game with computer opponents."""
@@ -266,7 +267,7 @@ def back(request: HttpRequest, game_id: int) -> HttpResponse:
     return HttpResponseRedirect(_table_url(game_id))
 
 
-@login_required
+@login_or_guest  # an anonymous visitor's one click plays as a guest
 @require_POST
 def join_by_code(request: HttpRequest) -> HttpResponse:
     if wait := throttles.check(request, throttles.JoinThrottle):  # bounds guessing codes
@@ -283,7 +284,7 @@ def join_by_code(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(_table_url(game))
 
 
-@login_required
+@login_or_guest  # an anonymous visitor's one click plays as a guest
 @require_POST
 def join(request: HttpRequest, game_id: int) -> HttpResponse:
     if wait := throttles.check(request, throttles.JoinThrottle):
@@ -355,7 +356,13 @@ def table(request: HttpRequest, game_id: int) -> HttpResponse:
         "status": detail["status"],
         "host_id": detail["host"]["id"],
         "seats": [
-            {"seat": s["seat"], "name": s["name"], "bot": s["bot"], "sitting_in": s["sitting_in"]}
+            {
+                "seat": s["seat"],
+                "name": s["name"],
+                "bot": s["bot"],
+                "sitting_in": s["sitting_in"],
+                "is_guest": s["is_guest"],
+            }
             for s in detail["seats"]
         ],
         # An outsider let in by the invite link watches live under the same rule (the socket

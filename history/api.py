@@ -136,6 +136,7 @@ class KindStatsOutput(serializers.Serializer):
 class ProfileOutput(serializers.Serializer):
     username = serializers.CharField()
     name = serializers.CharField()
+    is_guest = serializers.BooleanField(help_text="A guest account: never rated.")
     joined = serializers.DateField()
     stats = KindStatsOutput(many=True)
     ratings = RatingOutput(many=True)

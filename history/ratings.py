@@ -24,6 +24,10 @@ Why these choices:
   bot must not lift a human): a computer player's account carries ``is_bot``
   (``seat_is_bot``).  A person's seat that a computer sat in for while they were away stays
   the person's: the game is rated (they were responsible for the seat).
+  Guests (issue 24) are unrated the same way: a game with a guest's seat changes nobody's
+  rating (``guest_seat``) -- a guest is one click to make, so rating them, or rating others
+  against them, would let anybody farm points off throwaway accounts -- and a guest is never on
+  a leaderboard. A guest who signs up starts rating from their next game.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ __all__ = [
     "ratings_for",
     "ratings_recompute",
     "seat_is_bot",
+    "seat_is_guest",
 ]
 
 
@@ -68,15 +73,22 @@ def seat_is_bot(seat: Any) -> bool:
     return bool(getattr(seat.user, "is_bot", False))
 
 
+def seat_is_guest(seat: Any) -> bool:
+    """Whether a seat is a guest's (its account ``is_guest``, accounts.models.User)."""
+    return bool(getattr(seat.user, "is_guest", False))
+
+
 def game_is_rated(game: Any, seats: Sequence[Any]) -> tuple[bool, str]:
     """Whether a game changes ratings, and if not why (``abandoned``, ``too_few_players``,
-    ``bot_seat``)."""
+    ``bot_seat``, ``guest_seat``)."""
     if game.status != "finished":
         return False, "abandoned"
     if len({s.user_id for s in seats}) < 2:
         return False, "too_few_players"
     if any(seat_is_bot(s) for s in seats):
         return False, "bot_seat"
+    if any(seat_is_guest(s) for s in seats):
+        return False, "guest_seat"
     return True, ""
 
 
@@ -187,7 +199,7 @@ def ratings_for(
 def leaderboard(*, kind: str, include_provisional: bool = False) -> QuerySet[Rating]:
     """The ratings of ``kind``, best first (ordinal, then more games, then earlier); without
     provisional ratings unless asked."""
-    qs = Rating.objects.filter(kind=kind).select_related("user")
+    qs = Rating.objects.filter(kind=kind, user__is_guest=False).select_related("user")
     if not include_provisional:
         qs = qs.filter(games__gte=provisional_games())
     return qs.order_by("-ordinal", "-games", "user_id")

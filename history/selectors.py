@@ -201,6 +201,8 @@ def player_profile(*, user: AbstractBaseUser, viewer: AbstractBaseUser | None) -
     return {
         "username": user.get_username(),
         "name": _name(user),
+        # A guest account (issue 24): its page says so; guests are never rated.
+        "is_guest": bool(getattr(user, "is_guest", False)),
         "joined": user.date_joined.date().isoformat(),
         "stats": player_stats(user=user, viewer=viewer),
         "ratings": [

@@ -174,6 +174,9 @@ class SeatOutput(serializers.Serializer):
         allow_null=True,
         help_text="A computer player's level; null for a person.",
     )
+    is_guest = serializers.BooleanField(
+        help_text="A guest account (no sign-up; never rated): shown with a “guest” badge."
+    )
     sitting_in = serializers.BooleanField(
         help_text="A computer is playing this person's seat while they are away "
         "(two timeouts in a row); they take it back with POST …/back/."

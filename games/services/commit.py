@@ -177,7 +177,12 @@ def _seat_event(seat: Seat) -> dict[str, Any]:
     """A seat as its lobby events name it (seat number, account, shown name)."""
     user = seat.user
     name = getattr(user, "public_name", None) or user.get_username()
-    return {"seat": seat.number, "user_id": user.pk, "name": name}
+    return {
+        "seat": seat.number,
+        "user_id": user.pk,
+        "name": name,
+        "is_guest": bool(getattr(user, "is_guest", False)),
+    }
 
 
 # ------------------------------------------------------------------------------------------

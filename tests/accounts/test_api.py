@@ -152,8 +152,9 @@ def test_profile_get(bot, user):
         "email",
         "language",
         "date_joined",
+        "is_guest",
     }
-    assert data["id"] == user.pk
+    assert data["id"] == user.pk and data["is_guest"] is False
     assert "password" not in data
 
 

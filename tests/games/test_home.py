@@ -3,7 +3,7 @@
 The home page offers every game the engine registry knows, each with its pitch, its table's
 picture, its rules and one-click "play against the computer" / "play with friends"; the
 buttons are the lobby's own flows (their forms are submitted here as a browser would). A
-signed-out visitor sees the same page, and the buttons say and do what is true: sign up first.
+signed-out visitor sees the same page, and the same buttons play as a guest in one click.
 """
 
 from __future__ import annotations
@@ -68,8 +68,11 @@ def page(client: Client, url: str, language: str) -> str:
 
 
 @pytest.mark.parametrize("language", ["en", "ja", "ru"])
-def test_a_visitor_sees_every_game_and_is_told_to_sign_up(language: str) -> None:
-    html = page(Client(), "/", language)
+def test_a_visitor_sees_every_game_and_plays_as_a_guest_in_one_click(language: str) -> None:
+    """Signed out, the same one-click buttons play as a guest (issue 24, item 1): each form
+    carries ``as_guest``, and its one POST makes the guest and starts the game."""
+    client = Client()
+    html = page(client, "/", language)
     w = WORDS[language]
     assert f'<html lang="{language}">' in html
     for kind, name in zip(KINDS, w["names"], strict=True):
@@ -77,10 +80,15 @@ def test_a_visitor_sees_every_game_and_is_told_to_sign_up(language: str) -> None
         assert f">{name}</h2>" in card
         assert f'href="/rules/{kind}/"' in card
         assert "<svg" in card and 'role="img"' in card  # the table's picture, described
-        assert card.count(f'href="/accounts/signup/?next=/%23{kind}"') == 2
         assert w["computer"] in card and w["friends"] in card
-    assert forms(html, "/games/computer/") == [] and forms(html, "/games/new/") == []
-    assert 'id="account-note"' in html  # "no guest play yet", said on the page
+    computer = forms(html, "/games/computer/")
+    friends = forms(html, "/games/new/")
+    assert [f["kind"] for f in computer] == list(KINDS) == [f["kind"] for f in friends]
+    assert all(f["as_guest"] == "1" for f in [*computer, *friends])
+    assert 'id="account-note"' in html  # guest play, and signing up later, said on the page
+    response = client.post("/games/computer/", computer[0])
+    game = Game.objects.get(kind=computer[0]["kind"], status=Game.Status.PLAYING)
+    assert response["Location"] == f"/games/{game.pk}/" and game.host.is_guest
 
 
 def test_the_page_never_sells_one_game_as_the_site() -> None:

@@ -19,7 +19,7 @@ import { fmt, gettext } from "./i18n.js";
 import { record } from "./trace.js";
 
 let mine = null;
-/** seat -> {bot: level | null, sitting_in: bool, name} */
+/** seat -> {bot: level | null, sitting_in: bool, name, is_guest: bool} */
 let seats = null;
 /** The game version of the last update whose events changed a seat: a card read before it is
  * stale (its fetch may have been answered after the update arrived) and must not undo it. */
@@ -31,7 +31,7 @@ function known() {
     mine = boot ? boot.user_id : undefined;
     seats = {};
     ((boot && boot.seats) || []).forEach(function (s) {
-      seats[s.seat] = { bot: s.bot || null, sitting_in: !!s.sitting_in, name: s.name };
+      seats[s.seat] = { bot: s.bot || null, sitting_in: !!s.sitting_in, name: s.name, is_guest: !!s.is_guest };
     });
   }
   return seats;
@@ -70,8 +70,18 @@ function robotIcon() {
 function fill(badge) {
   const s = known()[badge.dataset.botSeat];
   badge.textContent = "";
-  badge.hidden = !(s && (s.bot || s.sitting_in));
+  // A guest's seat (issue 24) wears a plain "guest" badge in the same place, unless a computer
+  // is sitting in for them (that says more).
+  const guest = !!(s && s.is_guest && !s.bot && !s.sitting_in);
+  badge.hidden = !(s && (s.bot || s.sitting_in)) && !guest;
   badge.classList.toggle("sitting-in", !!(s && s.sitting_in));
+  badge.classList.toggle("guest-badge", guest);
+  if (guest) {
+    badge.appendChild(el("span", "bot-text", gettext("guest")));
+    badge.title = fmt(gettext("%(name)s is playing as a guest"), { name: s.name });
+    badge.setAttribute("aria-label", badge.title);
+    return;
+  }
   if (badge.hidden) {
     badge.removeAttribute("title");
     badge.removeAttribute("aria-label");
@@ -121,7 +131,7 @@ export function followSitIn(events, version) {
   for (const ev of events) {
     const d = ev.data;
     if (!d || typeof d.seat !== "number") continue;
-    const seat = all[d.seat] || (all[d.seat] = { bot: null, sitting_in: false, name: d.name });
+    const seat = all[d.seat] || (all[d.seat] = { bot: null, sitting_in: false, name: d.name, is_guest: !!d.is_guest });
     if (ev.type === "sitting_in") {
       seat.sitting_in = true;
       changed = true;
@@ -161,7 +171,7 @@ export function refreshSeats(gameId, tries) {
       }
       const all = known();
       card.seats.forEach(function (s) {
-        all[s.seat] = { bot: s.bot || null, sitting_in: !!s.sitting_in, name: s.name };
+        all[s.seat] = { bot: s.bot || null, sitting_in: !!s.sitting_in, name: s.name, is_guest: !!s.is_guest };
         if (s.user_id === mine) showBanner(!s.sitting_in || !!s.left);
       });
       paintBotBadges();
