@@ -58,3 +58,18 @@ def push_service(settings: Any) -> Any:
     settings.VAPID_SUBJECT = "mailto:admin@example.com"
     settings.CRISP_PUSH_ALLOW_HTTP = True
     yield from serve()
+
+
+@pytest.fixture
+def queued(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the receiver hands to Celery, the broker left out: ``(task, args, countdown)``; a
+    test runs them as the worker would (``task(*args)``)."""
+    from notifications import tasks
+
+    calls: list[Any] = []
+    digest, push = tasks.mail_digest, tasks.push_your_move
+    monkeypatch.setattr(
+        digest, "apply_async", lambda args, countdown=None: calls.append((digest, args, countdown))
+    )
+    monkeypatch.setattr(push, "delay", lambda *args: calls.append((push, args, None)))
+    return calls

@@ -135,25 +135,6 @@ def test_the_mail_speaks_the_recipient_s_language(tc_game, people, mailoutbox):
     assert "あなたの番" in mailoutbox[0].body
 
 
-@pytest.fixture
-def queued(monkeypatch):
-    """What the receiver hands to Celery (the broker left out): (task, args, countdown)."""
-    from notifications import tasks
-
-    calls = []
-    monkeypatch.setattr(
-        tasks.mail_digest,
-        "apply_async",
-        lambda args, countdown=None: calls.append((tasks.mail_digest, args, countdown)),
-    )
-    monkeypatch.setattr(
-        tasks.push_your_move,
-        "delay",
-        lambda *args: calls.append((tasks.push_your_move, args, None)),
-    )
-    return calls
-
-
 def test_your_move_queues_a_push_now_and_a_digest_later(tc_game, people, mailoutbox, queued):
     signals.your_move.send(sender=Game, game=tc_game, user_ids=[people[0].pk], deadline=None)
     assert [(task.name, args, countdown) for task, args, countdown in queued] == [
