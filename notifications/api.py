@@ -6,6 +6,7 @@ settings page calls it after ``PushManager.subscribe``; an app may too.
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -19,6 +20,14 @@ from games.errors import ServiceError
 from notifications import services
 
 
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 class _Keys(serializers.Serializer):
     p256dh = serializers.RegexField(r"^[A-Za-z0-9_-]{80,100}={0,2}$", max_length=200)
     auth = serializers.RegexField(r"^[A-Za-z0-9_-]{16,30}={0,2}$", max_length=100)
@@ -30,8 +39,17 @@ class _SubscribeInput(serializers.Serializer):
     keys = _Keys()
 
     def validate_endpoint(self, value: str) -> str:
-        if urlsplit(value).scheme != "https" and not settings.CRISP_PUSH_ALLOW_HTTP:
+        """A push service's https URL. The server posts to it, so neither an address on this
+        machine nor a bare IP is taken (push services have names), unless the site allows
+        a local stand-in (``CRISP_PUSH_ALLOW_HTTP``)."""
+        if settings.CRISP_PUSH_ALLOW_HTTP:
+            return value
+        parts = urlsplit(value)
+        host = (parts.hostname or "").lower()
+        if parts.scheme != "https":
             raise ValidationError("a push endpoint is an https URL")
+        if host == "localhost" or host.endswith(".localhost") or _is_ip(host):
+            raise ValidationError("a push endpoint is a push service's URL, not an address")
         return value
 
 

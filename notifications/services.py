@@ -198,6 +198,8 @@ def send_digest(user_id: int) -> list[int]:
             fresh = [a for a in awaited if a.game.pk not in recent]
             if not fresh:
                 return []
+            # The log only needs the last interval: older rows of this person go.
+            MailSent.objects.filter(user_id=user_id, sent_at__lt=since).delete()
             claimed = MailSent.objects.bulk_create(
                 [MailSent(user_id=user_id, game=a.game) for a in fresh]
             )
@@ -212,7 +214,7 @@ def send_digest(user_id: int) -> list[int]:
 def _digest_message(user: Any, games: list[AwaitedGame]) -> EmailMultiAlternatives:
     """The digest mail (text and HTML), in the active language, with RFC 8058's one-click
     unsubscribe headers."""
-    now = timezone.now()
+    now = clock.now()  # the games' clock, which their deadlines are on
     unsubscribe = unsubscribe_url(user.pk)
     context = {
         "user": user,

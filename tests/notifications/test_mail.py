@@ -39,6 +39,7 @@ def test_the_digest_lists_the_awaited_game_once_an_hour(tc_game, people, mailout
     assert f"/games/{tc_game.pk}/" in message.body
     html = message.alternatives[0][0]
     assert f"/games/{tc_game.pk}/" in html
+    assert '<html lang="en">' in html
     # RFC 8058 one-click unsubscribe, pointing at the signed link.
     token = services.unsubscribe_token(people[0].pk)
     assert message.extra_headers["List-Unsubscribe"].endswith(
@@ -55,6 +56,7 @@ def test_the_digest_lists_the_awaited_game_once_an_hour(tc_game, people, mailout
     MailSent.objects.update(sent_at=timezone.now() - timedelta(seconds=3601))
     assert services.send_digest(people[0].pk) == [tc_game.pk]
     assert len(mailoutbox) == 2
+    assert MailSent.objects.count() == 1  # the log keeps the last hour only
 
 
 def test_one_mail_lists_every_awaited_game(people, start_game, notify_live, mailoutbox):
@@ -133,6 +135,7 @@ def test_the_mail_speaks_the_recipient_s_language(tc_game, people, mailoutbox):
     services.send_digest(people[0].pk)
     assert "あなたの番" in mailoutbox[0].subject
     assert "あなたの番" in mailoutbox[0].body
+    assert '<html lang="ja">' in mailoutbox[0].alternatives[0][0]
 
 
 def test_your_move_queues_a_push_now_and_a_digest_later(tc_game, people, mailoutbox, queued):

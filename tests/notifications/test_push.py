@@ -189,10 +189,21 @@ def test_bad_subscriptions_are_refused(people, api, push_service, body):
     assert not PushSubscription.objects.exists()
 
 
-def test_plain_http_endpoints_are_refused_in_production(people, api, push_service, settings):
+def test_plain_http_and_local_endpoints_are_refused_in_production(
+    people, api, push_service, settings
+):
     settings.CRISP_PUSH_ALLOW_HTTP = False
     body = {"endpoint": push_service.url("/p"), "keys": GOOD_KEYS}
     assert api(people[0]).post(API, body, format="json").status_code == 400
+    for inside in (
+        "https://127.0.0.1/p",
+        "https://[::1]/p",
+        "https://localhost/p",
+        "https://10.0.0.2/p",
+    ):
+        body["endpoint"] = inside
+        assert api(people[0]).post(API, body, format="json").status_code == 400, inside
+    assert not PushSubscription.objects.exists()
     body["endpoint"] = "https://push.example/p"
     assert api(people[0]).post(API, body, format="json").status_code == 201
 
