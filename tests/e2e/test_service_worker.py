@@ -58,3 +58,48 @@ def test_the_worker_caches_static_files_only(chromium: Any, site: str) -> None:
     finally:
         page.context.set_offline(False)
     assert page.errors == [], page.errors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_push_shows_a_notification_that_leads_to_the_game(chromium: Any, site: str) -> None:
+    """The worker's ``push`` handler, fed a push message by Chromium itself (DevTools'
+    ``ServiceWorker.deliverPushMessage``, the path a push service's message takes)."""
+    import json
+
+    host = UserFactory()
+    page = log_in(chromium, site, host.username, DESKTOP)
+    page.context.grant_permissions(["notifications"], origin=site)
+    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    cdp = page.context.new_cdp_session(page)
+    registrations: list[dict[str, Any]] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda e: registrations.extend(e["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    for _ in range(600):  # polled until Chromium reported it (a 60 s ceiling)
+        if any(r["scopeURL"] == f"{site}/" for r in registrations):
+            break
+        page.wait_for_timeout(100)
+    [registration] = [r for r in registrations if r["scopeURL"] == f"{site}/"][:1]
+    payload = {"title": "Your move", "body": "Cribbage · Ann's table", "url": "/games/7/"}
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {
+            "origin": site,
+            "registrationId": registration["registrationId"],
+            "data": json.dumps(payload),
+        },
+    )
+    # Polled: each look asks the registration again and keeps what it last answered.
+    shown = page.wait_for_function(
+        """() => {
+          navigator.serviceWorker.ready
+            .then((r) => r.getNotifications())
+            .then((list) => {
+              window.shownNotes = list.map((n) => [n.title, n.body, n.data.url]);
+            });
+          return window.shownNotes && window.shownNotes.length ? window.shownNotes : null;
+        }"""
+    ).json_value()
+    assert shown == [["Your move", "Cribbage · Ann's table", "/games/7/"]]
