@@ -16,7 +16,7 @@ class PushSubscriptionAdmin(admin.ModelAdmin):
     list_display = ("user", "endpoint", "created_at", "last_ok_at", "failures")
     search_fields = ("user__username", "endpoint")
     raw_id_fields = ("user",)
-    readonly_fields = ("p256dh", "auth")
+    readonly_fields = ("endpoint", "p256dh", "auth", "created_at", "last_ok_at")
 
 
 @admin.register(MailSent)
