@@ -234,3 +234,19 @@ def test_the_settings_page_shows_the_push_switch_with_vapid_keys(people, client,
     page = client.get(reverse("notifications:settings")).content.decode()
     assert 'name="push"' in page
     assert "js/push.js" in page
+
+
+def test_vapid_keys_prints_a_pair_the_site_can_sign_with(tc_game, people, push_service, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("vapid_keys", stdout=out)
+    pair = dict(line.split("=", 1) for line in out.getvalue().split())
+    settings.VAPID_PUBLIC_KEY = pair["VAPID_PUBLIC_KEY"]
+    settings.VAPID_PRIVATE_KEY = pair["VAPID_PRIVATE_KEY"]
+    subscribe(people[0], push_service)
+    assert services.push_your_move(people[0].pk, tc_game.pk) == 1
+    fields = push_service.received[0].headers["authorization"].split("k=", 1)[1]
+    assert fields.strip() == pair["VAPID_PUBLIC_KEY"]
