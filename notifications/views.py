@@ -7,6 +7,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
@@ -98,10 +99,11 @@ def manifest(request: HttpRequest) -> JsonResponse:
 def service_worker(request: HttpRequest) -> HttpResponse:
     """/sw.js: the service worker, at the root so that its scope is the whole site (a worker
     under /static/ could control /static/ only). ``no-cache`` so a new worker is seen at once."""
+    version = getattr(staticfiles_storage, "manifest_hash", "") or "dev"
     response = render(
         request,
         "notifications/sw.js",
-        {"static_prefix": settings.STATIC_URL},
+        {"static_prefix": settings.STATIC_URL, "cache_name": f"crisp-static-{version}"},
         content_type="text/javascript; charset=utf-8",
     )
     response["Service-Worker-Allowed"] = "/"

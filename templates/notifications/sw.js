@@ -7,7 +7,9 @@
 "use strict";
 
 const STATIC_PREFIX = "{{ static_prefix|escapejs }}";
-const CACHE = "crisp-static-v1";
+// Named after the deployed static files (their manifest's hash): a deploy changes this script,
+// the browser installs the new worker, and its activation drops the old files' cache.
+const CACHE = "{{ cache_name|escapejs }}";
 
 self.addEventListener("install", () => self.skipWaiting());
 
@@ -22,7 +24,7 @@ self.addEventListener("activate", (event) => {
 
 /* Whether a request may be answered from the cache: only our own static files. */
 function cacheable(request) {
-  if (request.method !== "GET") return false;
+  if (request.method !== "GET" || request.headers.has("range")) return false;
   const url = new URL(request.url);
   return url.origin === self.location.origin && url.pathname.startsWith(STATIC_PREFIX);
 }
@@ -33,7 +35,7 @@ self.addEventListener("fetch", (event) => {
     caches.open(CACHE).then((cache) =>
       fetch(event.request)
         .then((response) => {
-          if (response.ok) cache.put(event.request, response.clone());
+          if (response.status === 200) cache.put(event.request, response.clone()).catch(() => {});
           return response;
         })
         .catch(() => cache.match(event.request).then((hit) => hit || Response.error())),

@@ -35,8 +35,9 @@ def test_the_worker_caches_static_files_only(chromium: Any, site: str) -> None:
     assert status == 200
     # Each static file the page loaded went through the worker into its cache.
     page.wait_for_function(
-        "() => caches.open('crisp-static-v1').then((c) => c.keys())"
-        ".then((keys) => keys.some((k) => k.url.includes('/static/css/site.css')))"
+        "() => caches.keys().then((names) => Promise.all(names.map((n) => caches.open(n)"
+        ".then((c) => c.keys())))).then((lists) => lists.flat()"
+        ".some((k) => k.url.includes('/static/css/site.css')))"
     )
     cached = page.evaluate(
         "caches.keys().then((names) => Promise.all(names.map((n) => caches.open(n)"
