@@ -16,7 +16,6 @@
   if (!link || !window.WebSocket) return;
   var countEl = link.querySelector("[data-your-move-count]");
   var countWrap = link.querySelector(".your-move-count");
-  var baseTitle = document.title;
   var iconLink = document.querySelector("link[rel~='icon']");
   var baseIcon = iconLink ? iconLink.href : null;
   var iconImage = null;
@@ -85,13 +84,26 @@
     iconImage.src = baseIcon;
   }
 
+  // The title is shared: a table's page writes its own ("● Your turn · …", maybe from a title
+  // it read with our prefix on), so ours is put back, once, in front of whatever it says.
+  function applyTitle() {
+    var now = document.title;
+    var bare = now.replace(/^\(\d+\) /, "").replace(/ · \(\d+\) /g, " · ");
+    var want = count > 0 ? "(" + count + ") " + bare : bare;
+    if (now !== want) document.title = want;
+  }
+  var titleEl = document.querySelector("title");
+  if (titleEl && window.MutationObserver) {
+    new MutationObserver(applyTitle).observe(titleEl, { childList: true, characterData: true, subtree: true });
+  }
+
   function show(n) {
     count = n;
     link.dataset.count = String(n);
     link.classList.toggle("has-moves", n > 0);
     if (countEl) countEl.textContent = String(n);
     if (countWrap) countWrap.hidden = n === 0;
-    document.title = n > 0 ? "(" + n + ") " + baseTitle : baseTitle;
+    applyTitle();
     drawIcon(n);
   }
 
