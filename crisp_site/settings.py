@@ -115,6 +115,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The header's "Your move (n)" (issue 26): one COUNT, only when rendered.
+                "games.turns.context_processor",
             ],
         },
     },

@@ -40,7 +40,8 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Case, Q, Value, When
+from django.db.models import Case, DateTimeField, Q, Value, When
+from django.db.models.functions import Cast
 
 from games import clock, signals
 from games.engines import engine_for
@@ -530,12 +531,16 @@ def _persist_turns(
             seat.turn_since, seat.turn_deadline = writes[seat.pk]
             changed.append(seat.user_id)
     if writes:
+        # Cast: to PostgreSQL a CASE of bare NULLs is ``text``, which no timestamp takes.
+        def at(value: datetime | None) -> Cast:
+            return Cast(Value(value), output_field=DateTimeField())
+
         Seat.objects.filter(pk__in=writes).update(
             turn_since=Case(
-                *(When(pk=pk, then=Value(w[0])) for pk, w in writes.items()), default=None
+                *(When(pk=pk, then=at(w[0])) for pk, w in writes.items()), default=at(None)
             ),
             turn_deadline=Case(
-                *(When(pk=pk, then=Value(w[1])) for pk, w in writes.items()), default=None
+                *(When(pk=pk, then=at(w[1])) for pk, w in writes.items()), default=at(None)
             ),
         )
     return Turns(newly=newly, changed=changed, deadline=deadline)
