@@ -65,8 +65,12 @@ def test_one_mail_lists_every_awaited_game(people, start_game, notify_live, mail
     assert sorted(services.send_digest(people[0].pk)) == sorted([one.pk, two.pk])
     assert len(mailoutbox) == 1
     assert "2 games" in mailoutbox[0].subject
+    body = mailoutbox[0].body
     for game in (one, two):
-        assert f"/games/{game.pk}/" in mailoutbox[0].body
+        assert f"/games/{game.pk}/" in body
+    # The game with a deadline (Crisp's opening start) first, with its time left.
+    assert body.index(f"/games/{two.pk}/") < body.index(f"/games/{one.pk}/")
+    assert body.count("Time left:") == 1
 
 
 def test_a_game_mailed_within_the_hour_is_left_out_of_the_next_digest(
