@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "accounts",
     "games",
     "history",  # after games: it depends on games, never the other way round
+    "notifications",  # after games: listens to games.signals.your_move (issue 26)
 ]
 
 MIDDLEWARE = [
@@ -114,6 +115,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The header's "Your move (n)" (issue 26): one COUNT, only when rendered.
+                "games.turns.context_processor",
             ],
         },
     },
@@ -346,6 +349,29 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # --- E-mail ----------------------------------------------------------------------------------
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Crisp online <noreply@localhost>")
+
+# --- Notifications (issue 26: notifications/) ---------------------------------------------------
+# The site's address as mails link to it (a mail leaves the site: its links must be absolute).
+CRISP_SITE_URL = os.environ.get("CRISP_SITE_URL", "http://localhost:8000")
+# The "your move" mail is a digest: sent this long after the move that made it someone's move
+# (the moves of those minutes share one mail), and never listing a game again to the same person
+# within GAME_INTERVAL.
+CRISP_MAIL_DIGEST_DELAY_SECONDS = int(os.environ.get("CRISP_MAIL_DIGEST_DELAY_SECONDS", "300"))
+CRISP_MAIL_GAME_INTERVAL_SECONDS = int(os.environ.get("CRISP_MAIL_GAME_INTERVAL_SECONDS", "3600"))
+# The paces whose games are told by mail and push: turn-based only (a live game's players are at
+# the table, with a clock of seconds).
+CRISP_NOTIFY_PACES = tuple(env_list("CRISP_NOTIFY_PACES", ["turn_based"]))
+# Web Push: the site's VAPID key pair (`manage.py vapid_keys` makes one) and the contact the push
+# services see. Without both keys push is off and the settings page hides its switch.
+VAPID_PUBLIC_KEY = os.environ.get("VAPID_PUBLIC_KEY", "")
+VAPID_PRIVATE_KEY = os.environ.get("VAPID_PRIVATE_KEY", "")
+VAPID_SUBJECT = os.environ.get(
+    "VAPID_SUBJECT", "mailto:" + DEFAULT_FROM_EMAIL.split("<")[-1].strip(" >")
+)
+# How long a push service keeps a push for a browser that is offline.
+CRISP_PUSH_TTL_SECONDS = int(os.environ.get("CRISP_PUSH_TTL_SECONDS", "86400"))
+# Push endpoints must be https (push services are); plain http only for a local stand-in.
+CRISP_PUSH_ALLOW_HTTP = env_bool("CRISP_PUSH_ALLOW_HTTP", False)
 
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

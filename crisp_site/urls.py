@@ -12,6 +12,7 @@ from crisp_site.health import healthz
 from games import views as games_views
 from games.api import urls as games_api_urls
 from history import api_urls as history_api_urls
+from notifications import api as notifications_api
 
 # The site's one API namespace (``games_api``) holds both apps' /api/v1/ routes; the games
 # app's list ends with the catch-all JSON 404, so it comes last.
@@ -41,6 +42,13 @@ urlpatterns = [
     path("games/", include("games.urls")),
     path("rules/", include("games.rules_urls")),
     path("", include("history.urls")),  # players/, leaderboards/, games/<id>/replay/
+    # Issue 26: settings, unsubscribe, /manifest.webmanifest and /sw.js (at the root: its scope).
+    path("", include("notifications.urls")),
+    path(
+        "api/v1/me/push-subscriptions/",
+        notifications_api.PushSubscriptionsApi.as_view(),
+        name="me-push-subscriptions",
+    ),
     path("api/v1/me/", include("accounts.api_urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

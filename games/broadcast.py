@@ -493,3 +493,26 @@ def chat_posted(game_id: int, message_id: int) -> None:
         dispatcher.submit(job)
     except Exception:
         logger.exception("chat line %s of game %s not queued", message_id, game_id)
+
+
+def user_group(user_id: int) -> str:
+    """`user.<id>`: every socket and long poll of one person (issue 26, "your move")."""
+    return f"user.{user_id}"
+
+
+def turns_changed(user_ids: list[int]) -> None:
+    """Tell each person's sockets and long polls that their "your move" list changed (run on
+    commit by the service layer; never raises).  The message carries no count nor game: each
+    receiver reads the person's own list (`games.turns`), so nothing here can leak."""
+    ids = sorted(set(user_ids))
+    if not ids:
+        return
+
+    def job() -> None:
+        messages = [(user_group(u), {"type": "turns.changed"}) for u in ids]
+        _sender.run(send_all(messages))
+
+    try:
+        dispatcher.submit(job)
+    except Exception:
+        logger.exception("your-move wake-up for %s not queued", ids)

@@ -135,6 +135,18 @@ class Seat(models.Model):
     bot_memory = models.JSONField(null=True, blank=True, editable=False)
     missed = models.PositiveSmallIntegerField(_("timeouts in a row"), default=0)
 
+    # Issue 26, "your move": since when the table has waited for this seat's PERSON (the
+    # engine's ``awaiting(state, now)["seats"]``; never set for a computer player's seat nor
+    # one a computer sits in for) and when that wait times out (None: no clock).  Written by
+    # the commit step (``services.commit._persist_turns``) in the transaction of the snapshot,
+    # so a person's "your move" list is one indexed query, not a parse of every game's state.
+    turn_since = models.DateTimeField(
+        _("your move since"), null=True, blank=True, db_index=True, editable=False
+    )
+    turn_deadline = models.DateTimeField(
+        _("your move until"), null=True, blank=True, editable=False
+    )
+
     class Meta:
         ordering = ["game", "number"]
         constraints = [

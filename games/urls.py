@@ -12,6 +12,7 @@ urlpatterns = [
     path("new/", views.create, name="create"),
     path("join/", views.join_by_code, name="join-by-code"),
     path("computer/", views.vs_computer, name="vs-computer"),
+    path("your-move/", views.your_move, name="your-move"),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="jsi18n"),
     path("<int:game_id>/", views.table, name="table"),
     path("<int:game_id>/join/", views.join, name="join"),

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.views import login_or_guest
 from crisp_site import throttles
-from games import bots, extensions, presence, selectors, services
+from games import bots, clock, extensions, presence, selectors, services, turns
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.engines.base import LIVE
 from games.errors import ServiceError
@@ -478,3 +478,15 @@ def rules(request: HttpRequest, kind: str) -> HttpResponse:
 def rules_index(request: HttpRequest) -> HttpResponse:
     """Every game's rules page."""
     return render(request, "games/rules_index.html", {"kinds": _kinds()})
+
+
+@login_required
+def your_move(request: HttpRequest) -> HttpResponse:
+    """Every game in progress where it is the person's move, soonest deadline first
+    (``games.turns``: read from their own seats, nothing of any game's state)."""
+    items = turns.turn_list(request.user)
+    now = clock.to_datetime(clock.now_ms())
+    for t in items:
+        # "your move for 0 minutes" read oddly: under a minute it is "just now".
+        t["just_now"] = (now - t["since"]).total_seconds() < 60
+    return render(request, "games/your_move.html", {"turns": items})

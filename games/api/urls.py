@@ -6,6 +6,7 @@ from games.api import (  # noqa: F401 - schema registers the token scheme
     game_night,
     match,
     schema,
+    turns,
     views,
 )
 
@@ -16,6 +17,8 @@ urlpatterns = [
     path("games/join/", views.GameJoinByCodeApi.as_view(), name="join-by-code"),
     path("games/vs-computer/", views.GameVsComputerApi.as_view(), name="vs-computer"),
     path("match/", match.MatchApi.as_view(), name="match"),
+    # /api/v1/me/ is the accounts app's; this one route of it is the games' (issue 26).
+    path("me/turns/", turns.turns_view, name="me-turns"),
     path("games/<int:game_id>/", views.GameDetailApi.as_view(), name="detail"),
     path("games/<int:game_id>/join/", views.GameJoinApi.as_view(), name="join"),
     path("games/<int:game_id>/leave/", views.GameLeaveApi.as_view(), name="leave"),

@@ -40,7 +40,8 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Case, DateTimeField, Q, Value, When
+from django.db.models.functions import Cast
 
 from games import clock, signals
 from games.engines import engine_for
@@ -146,6 +147,8 @@ _SEAT_COLUMNS = (
     "sitting_in",
     "bot_level",
     "left_at",  # a seat left for good may not act (game_act): read with the rest, not again
+    "turn_since",  # who is awaited already (``_persist_turns``): "newly awaited" needs it
+    "turn_deadline",
     "user__id",
     "user__username",
     "user__display_name",
@@ -371,6 +374,11 @@ def _engine_change(
         game.ended_at = clock.to_datetime(at_ms)
     game.updated_at = clock.to_datetime(at_ms)
     game.save(update_fields=_CHANGE_COLUMNS if columns_only else None)
+    if seats is None:
+        # One query for every seat with its user: the turns below, the computer players and
+        # the broadcast's seat map all need them (a change whose caller read none).
+        seats = _seats(game)
+    turns = _persist_turns(game, engine, new_state, at_ms, seats)
     if game.status == Game.Status.FINISHED:
         signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
@@ -395,6 +403,7 @@ def _engine_change(
         _bot_moves(game, engine, new_state, at_ms, seats),
         committed,
     )
+    _announce_turns(game, turns)
     return rows
 
 
@@ -448,9 +457,118 @@ def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]
 
 
 def _stop(game: Game) -> None:
-    """Clear the timers of a game that ends outside the engine.  Caller holds the lock."""
+    """Clear the timers of a game that ends outside the engine.  Caller holds the lock.
+
+    Its seats are awaited no more either (``Seat.turn_since``): a game stopped by staff or
+    abandoned leaves nobody's "your move" list a stale row (the list also filters on the
+    game's status; this keeps the columns true).  The people who were awaited are told their
+    list changed, on commit (``_announce_turns``) -- but nobody is told it is their move."""
     game.deadlines = []
     game.next_deadline_at = None
+    awaited = list(
+        Seat.objects.filter(game=game, turn_since__isnull=False).values_list("user_id", flat=True)
+    )
+    if awaited:
+        Seat.objects.filter(game=game, turn_since__isnull=False).update(
+            turn_since=None, turn_deadline=None
+        )
+        _announce_turns(game, Turns(newly=[], changed=awaited, deadline=None))
+
+
+# ------------------------------------------------------------------------------------------
+# Part of stage 4 for every change in play: who is awaited now (issue 26, "your move")
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Turns:
+    """What a change did to the people awaited at its game (``_persist_turns``).
+
+    ``newly``: the people whose move it became (``signals.your_move``); ``changed``: everyone
+    whose "your move" list changed (newly awaited, awaited no more, or a new deadline), whose
+    header counts and long polls are woken (``games.turns.notify``).
+    """
+
+    newly: list[int]
+    changed: list[int]
+    deadline: datetime | None
+
+
+def _is_person(seat: Seat) -> bool:
+    """A seat its person plays now: not a computer player's, none sitting in, not left."""
+    return not getattr(seat.user, "is_bot", False) and not seat.sitting_in and seat.left_at is None
+
+
+def _persist_turns(
+    game: Game, engine: ModuleType, state: Any, at_ms: int, seats: list[Seat]
+) -> Turns:
+    """Store who the table awaits now on their seats (``turn_since``, ``turn_deadline``).
+
+    "Awaited" is the shared turn model every engine has (``awaiting(state, now)["seats"]``,
+    docs/ENGINE.md), at the change's instant, for the seats a person plays (``_is_person``).
+    "Newly" is compared with what the seats held before this change -- the same columns the
+    previous change wrote under the same lock -- so a seat awaited before and after (a look,
+    a draw before the discard, a Cribbage "go" that leaves the same player on) is not told
+    again.  Every changed seat is written in ONE ``UPDATE`` (``CASE`` per seat): an action's
+    round trips are pinned (tests/games/test_query_budget.py).  Caller holds the lock and
+    has read ``seats`` under it (with ``_SEAT_COLUMNS``); they are updated in place.
+    """
+    if state.status == "playing" and game.status == Game.Status.PLAYING:
+        wait = engine.awaiting(state, at_ms)
+    else:
+        wait = {"seats": [], "deadline": None}
+    awaited = set(wait["seats"])
+    deadline = clock.to_datetime(wait["deadline"]) if wait["deadline"] is not None else None
+    since = clock.to_datetime(at_ms)
+    newly: list[int] = []
+    changed: list[int] = []
+    writes: dict[int, tuple[datetime | None, datetime | None]] = {}
+    for seat in seats:
+        if seat.number in awaited and _is_person(seat):
+            if seat.turn_since is None:
+                newly.append(seat.user_id)
+                writes[seat.pk] = (since, deadline)
+            elif seat.turn_deadline != deadline:
+                writes[seat.pk] = (seat.turn_since, deadline)
+        elif seat.turn_since is not None:
+            writes[seat.pk] = (None, None)
+        else:
+            continue
+        if seat.pk in writes:
+            seat.turn_since, seat.turn_deadline = writes[seat.pk]
+            changed.append(seat.user_id)
+    if writes:
+        # Cast: to PostgreSQL a CASE of bare NULLs is ``text``, which no timestamp takes.
+        def at(value: datetime | None) -> Cast:
+            return Cast(Value(value), output_field=DateTimeField())
+
+        Seat.objects.filter(pk__in=writes).update(
+            turn_since=Case(
+                *(When(pk=pk, then=at(w[0])) for pk, w in writes.items()), default=at(None)
+            ),
+            turn_deadline=Case(
+                *(When(pk=pk, then=at(w[1])) for pk, w in writes.items()), default=at(None)
+            ),
+        )
+    return Turns(newly=newly, changed=changed, deadline=deadline)
+
+
+def _announce_turns(game: Game, turns: Turns | None) -> None:
+    """On commit, and only then: ``signals.your_move`` for the people newly awaited, and a
+    wake-up for everyone whose "your move" list changed (``broadcast.turns_changed``: their
+    header count's socket and their long polls).  A rolled-back change tells nobody."""
+    if turns is None or not turns.changed:
+        return
+
+    def your_move() -> None:
+        signals.your_move.send(
+            sender=Game, game=game, user_ids=list(turns.newly), deadline=turns.deadline
+        )
+
+    def notify() -> None:
+        importlib.import_module("games.broadcast").turns_changed(list(turns.changed))
+
+    if turns.newly:
+        transaction.on_commit(your_move, robust=True)
+    transaction.on_commit(notify, robust=True)
 
 
 # ------------------------------------------------------------------------------------------

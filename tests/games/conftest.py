@@ -64,6 +64,8 @@ class LiveCalls:
     changed: list[tuple[int, int]] = field(default_factory=list)
     scheduled: list[tuple[int, list[tuple[str, Any]]]] = field(default_factory=list)
     bots: list[tuple[int, int, list[tuple[int, int]]]] = field(default_factory=list)
+    #: The people told their "your move" list changed (``broadcast.turns_changed``).
+    turns: list[list[int]] = field(default_factory=list)
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +78,7 @@ def live_calls(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
     broadcast.game_changed = lambda game_id, version, change=None: calls.changed.append(  # type: ignore[attr-defined]
         (game_id, version)
     )
+    broadcast.turns_changed = lambda user_ids: calls.turns.append(list(user_ids))  # type: ignore[attr-defined]
     scheduling = types.ModuleType("games.scheduling")
     scheduling.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
         (game_id, list(deadlines))
