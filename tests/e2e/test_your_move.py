@@ -62,13 +62,20 @@ def test_the_count_the_page_and_the_title_follow_your_moves(
     assert not kit.fully_visible(page, ".turn-row", across_only=True)
     kit.shot(page, artifacts, f"your-move-one-{viewport}")
 
-    # B moves in the other game: it is A's move there now, and the page says so at once.
+    # B moves in the other game: it is A's move there now, and the page says so at once. The
+    # tab is in the background (as the browser would report it), so it chimes -- unless the
+    # site's sound switch is off (the phone's run).
     page.wait_for_function(f"() => document.querySelector('{link}').dataset.live === '1'")
+    page.evaluate("() => Object.defineProperty(document, 'hidden', {get: () => true})")
+    if viewport == "phone":
+        page.evaluate("() => localStorage.setItem('table.sound', 'off')")
     _move(crisp, b)
     page.wait_for_function(f"() => document.querySelector('{link}').dataset.count === '2'")
     page.wait_for_function("() => document.title.startsWith('(2) ')")
     page.wait_for_function("() => document.querySelectorAll('.turn-row').length === 2")
     page.wait_for_function("() => document.querySelector('link[rel~=icon]').dataset.badge === '2'")
+    chimes = page.get_attribute(link, "data-chimes")
+    assert chimes == (None if viewport == "phone" else "1")
     games = [rows.nth(i).get_attribute("data-game") for i in range(2)]
     # Soonest deadline first: Cribbage's three hours, then Crisp without a clock.
     assert games == [str(cribbage.pk), str(crisp.pk)]
