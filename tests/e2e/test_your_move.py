@@ -27,11 +27,24 @@ def _turn_seat(game: Game) -> int:
     return game.state["round"]["turn"]["seat"]
 
 
-def _move(game: Game, user: Any) -> None:
-    """A whole Crisp turn: draw from the deck and discard it (the turn passes on at once)."""
-    for action in ({"type": "draw", "source": "deck"}, {"type": "discard"}):
+def _move(game: Any, user: Any) -> None:
+    """A whole Crisp turn: draw from the deck, then discard (or whatever the drawn card
+    demands) until the turn has passed on."""
+    from games import selectors
+
+    seat = game.seats.get(user=user).number
+    for _ in range(10):
         game.refresh_from_db()
-        services.game_act(game=game, user=user, action=action, expected_version=game.version)
+        if game.state["round"]["turn"]["seat"] != seat:
+            return
+        legal = selectors.game_legal_actions(game=game, user=user)
+        pick = next(
+            (a for a in legal if a.get("type") == "discard"),
+            next((a for a in legal if a.get("type") == "draw"), legal[0] if legal else None),
+        )
+        assert pick is not None, "the turn's seat has nothing to do"
+        services.game_act(game=game, user=user, action=pick, expected_version=game.version)
+    raise AssertionError("the turn never passed on")
 
 
 @pytest.mark.django_db(transaction=True)
