@@ -120,3 +120,15 @@ def test_nothing_waiting_says_what_to_do(chromium: Any, site: str, artifacts: Pa
     kit.shot(page, artifacts, "your-move-empty-phone")
     page.click("#turn-list-empty a.button")
     page.wait_for_url(f"{site}/games/")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_list_in_japanese_on_a_phone(chromium: Any, site: str, artifacts: Path) -> None:
+    a, c = kit.players(2, prefix="ym-ja-", language="ja")
+    kit.started("cribbage", [c, a], timers={"move_seconds": 26 * 3600})
+    page = kit.open_page(chromium, site, a, "phone", "/games/your-move/")
+    assert page.inner_text("#your-move-link").replace("\n", " ").strip() == "あなたの番 (1)"
+    assert page.inner_text(".turn-since") == "たった今あなたの番になりました"
+    assert page.inner_text(".turn-left").startswith("残り")
+    assert not kit.fully_visible(page, ".turn-row", across_only=True)
+    kit.shot(page, artifacts, "your-move-ja-phone")
