@@ -488,7 +488,7 @@ class Turns:
 
     ``newly``: the people whose move it became (``signals.your_move``); ``changed``: everyone
     whose "your move" list changed (newly awaited, awaited no more, or a new deadline), whose
-    header counts and long polls are woken (``games.turns.notify``).
+    header counts, sockets and long polls are woken (``broadcast.turns_changed``).
     """
 
     newly: list[int]
