@@ -125,7 +125,20 @@ async def turns_view(request: HttpRequest) -> JsonResponse:
     finally:
         with contextlib.suppress(Exception):
             await layer.group_discard(group, channel)
+        await _close(layer, channel)
     return _answer(data)
+
+
+async def _close(layer: Any, channel: str) -> None:
+    """Let go of the poll's channel.  Channels has no "delete channel": the Redis pub/sub
+    layer unsubscribes a channel (and drops its queue) when a ``receive`` on it is cancelled,
+    as a consumer's is when its socket closes; a poll woken by a message never had one
+    cancelled, and each would leave a subscription behind.  So one is started and cancelled."""
+    closer = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(0)  # let it reach its wait: a task cancelled before it runs cleans nothing
+    closer.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await closer
 
 
 class TurnOpponentSerializer(rs.Serializer):

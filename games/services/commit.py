@@ -220,7 +220,12 @@ def _event_row(
 def _lobby_change(
     game: Game, events: Iterable[tuple[str, dict[str, Any]]], *, at_ms: int
 ) -> list[Event]:
-    """Bump the version once, append the lobby events, save, announce.  Caller holds the lock."""
+    """Bump the version once, append the lobby events, save, announce.  Caller holds the lock.
+
+    Around a game in play (a person leaves for good, "I'm back", a rename) the seats' "your
+    move" columns are brought up to date too (``_persist_turns``): a seat a computer now sits
+    in for leaves its person's list at once, and one taken back while it is its move enters
+    it -- without waiting for the game's next move."""
     game.version += 1
     rows = [
         _event_row(
@@ -232,6 +237,10 @@ def _lobby_change(
     game.updated_at = clock.to_datetime(at_ms)
     game.save()
     _announce(game.pk, game.version, [])
+    if game.status == Game.Status.PLAYING and game.state is not None:
+        engine = _engine(game)
+        state = engine.GameState.from_json(game.state)
+        _announce_turns(game, _persist_turns(game, engine, state, at_ms, _seats(game)))
     return rows
 
 
@@ -484,7 +493,7 @@ class Turns:
 
     ``newly``: the people whose move it became (``signals.your_move``); ``changed``: everyone
     whose "your move" list changed (newly awaited, awaited no more, or a new deadline), whose
-    header counts and long polls are woken (``games.turns.notify``).
+    header counts, sockets and long polls are woken (``broadcast.turns_changed``).
     """
 
     newly: list[int]

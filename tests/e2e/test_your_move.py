@@ -27,11 +27,24 @@ def _turn_seat(game: Game) -> int:
     return game.state["round"]["turn"]["seat"]
 
 
-def _move(game: Game, user: Any) -> None:
-    """A whole Crisp turn: draw from the deck and discard it (the turn passes on at once)."""
-    for action in ({"type": "draw", "source": "deck"}, {"type": "discard"}):
+def _move(game: Any, user: Any) -> None:
+    """A whole Crisp turn: draw from the deck, then discard (or whatever the drawn card
+    demands) until the turn has passed on."""
+    from games import selectors
+
+    seat = game.seats.get(user=user).number
+    for _ in range(10):
         game.refresh_from_db()
-        services.game_act(game=game, user=user, action=action, expected_version=game.version)
+        if game.state["round"]["turn"]["seat"] != seat:
+            return
+        legal = selectors.game_legal_actions(game=game, user=user)
+        pick = next(
+            (a for a in legal if a.get("type") == "discard"),
+            next((a for a in legal if a.get("type") == "draw"), legal[0] if legal else None),
+        )
+        assert pick is not None, "the turn's seat has nothing to do"
+        services.game_act(game=game, user=user, action=pick, expected_version=game.version)
+    raise AssertionError("the turn never passed on")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -62,13 +75,20 @@ def test_the_count_the_page_and_the_title_follow_your_moves(
     assert not kit.fully_visible(page, ".turn-row", across_only=True)
     kit.shot(page, artifacts, f"your-move-one-{viewport}")
 
-    # B moves in the other game: it is A's move there now, and the page says so at once.
+    # B moves in the other game: it is A's move there now, and the page says so at once. The
+    # tab is in the background (as the browser would report it), so it chimes -- unless the
+    # site's sound switch is off (the phone's run).
     page.wait_for_function(f"() => document.querySelector('{link}').dataset.live === '1'")
+    page.evaluate("() => Object.defineProperty(document, 'hidden', {get: () => true})")
+    if viewport == "phone":
+        page.evaluate("() => localStorage.setItem('table.sound', 'off')")
     _move(crisp, b)
     page.wait_for_function(f"() => document.querySelector('{link}').dataset.count === '2'")
     page.wait_for_function("() => document.title.startsWith('(2) ')")
     page.wait_for_function("() => document.querySelectorAll('.turn-row').length === 2")
     page.wait_for_function("() => document.querySelector('link[rel~=icon]').dataset.badge === '2'")
+    chimes = page.get_attribute(link, "data-chimes")
+    assert chimes == (None if viewport == "phone" else "1")
     games = [rows.nth(i).get_attribute("data-game") for i in range(2)]
     # Soonest deadline first: Cribbage's three hours, then Crisp without a clock.
     assert games == [str(cribbage.pk), str(crisp.pk)]
@@ -100,3 +120,15 @@ def test_nothing_waiting_says_what_to_do(chromium: Any, site: str, artifacts: Pa
     kit.shot(page, artifacts, "your-move-empty-phone")
     page.click("#turn-list-empty a.button")
     page.wait_for_url(f"{site}/games/")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_list_in_japanese_on_a_phone(chromium: Any, site: str, artifacts: Path) -> None:
+    a, c = kit.players(2, prefix="ym-ja-", language="ja")
+    kit.started("cribbage", [c, a], timers={"move_seconds": 26 * 3600})
+    page = kit.open_page(chromium, site, a, "phone", "/games/your-move/")
+    assert page.inner_text("#your-move-link").replace("\n", " ").strip() == "あなたの番 (1)"
+    assert page.inner_text(".turn-since") == "たった今あなたの番になりました"
+    assert page.inner_text(".turn-left").startswith("残り")
+    assert not kit.fully_visible(page, ".turn-row", across_only=True)
+    kit.shot(page, artifacts, "your-move-ja-phone")

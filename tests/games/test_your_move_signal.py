@@ -244,8 +244,12 @@ def test_computer_players_and_seats_sat_in_are_never_awaited(
 
     game, people = _table("crisp", users[2:])
     leaver = people[1]
+    # Made the awaited seat (as the commit step stores it), so that leaving has something to
+    # clear: at once, not at the game's next move.
+    Seat.objects.filter(game=game, user=leaver).update(turn_since=clock.to_datetime(fake_clock.ms))
     with django_capture_on_commit_callbacks(execute=True):
         services.game_leave_playing(game=game, user=leaver)
+    assert Seat.objects.get(game=game, user=leaver).turn_since is None
     before = len(told)
     for _ in range(6):  # every timer runs out: the game moves on, computer and timeouts
         with django_capture_on_commit_callbacks(execute=True):
@@ -270,3 +274,22 @@ def test_a_game_stopped_outside_the_engine_awaits_nobody(
         services.game_end_now(game=game, user=staff)
     assert _stored(game) == set()
     assert sorted(live_calls.turns[-1]) == sorted(awaited)
+
+
+def test_taking_a_seat_back_on_its_move_puts_it_in_the_list_at_once(
+    users: list[Any],
+    fake_clock: Any,
+    told: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """ "I'm back" while the table awaits the seat: its person is told, without waiting for
+    the next move (Cribbage's lay-away awaits both seats)."""
+    game, people = _table("cribbage", users)
+    Seat.objects.filter(game=game, user=people[1]).update(sitting_in=True, bot_level="medium")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.game_rename(game=game, user=people[0], name="Friday cards")
+    assert Seat.objects.get(game=game, user=people[1]).turn_since is None
+    with django_capture_on_commit_callbacks(execute=True):
+        services.game_back(game=game, user=people[1])
+    assert Seat.objects.get(game=game, user=people[1]).turn_since is not None
+    assert told[-1]["user_ids"] == [people[1].pk]

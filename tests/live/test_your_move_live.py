@@ -36,10 +36,23 @@ def _crisp_turn(game: Any, players: list[Any]) -> tuple[Any, Any]:
 
 
 def _move(game: Any, user: Any) -> None:
-    """A whole turn: draw from the deck, discard it (the turn passes on at once)."""
-    for action in ({"type": "draw", "source": "deck"}, {"type": "discard"}):
+    """A whole Crisp turn: draw from the deck, then discard (or whatever the drawn card
+    demands) until the turn has passed on."""
+    from games import selectors
+
+    seat = game.seats.get(user=user).number
+    for _ in range(10):
         game.refresh_from_db()
-        services.game_act(game=game, user=user, action=action, expected_version=game.version)
+        if game.state["round"]["turn"]["seat"] != seat:
+            return
+        legal = selectors.game_legal_actions(game=game, user=user)
+        pick = next(
+            (a for a in legal if a.get("type") == "discard"),
+            next((a for a in legal if a.get("type") == "draw"), legal[0] if legal else None),
+        )
+        assert pick is not None, "the turn's seat has nothing to do"
+        services.game_act(game=game, user=user, action=pick, expected_version=game.version)
+    raise AssertionError("the turn never passed on")
 
 
 async def _get(path: str, key: str) -> tuple[int, dict[str, Any]]:
@@ -95,6 +108,10 @@ async def test_the_long_poll_wakes_when_a_move_changes_the_list(
     await db(_move)(g["ab"], mover)  # the turn passes to the waiter
     status, after = await poll
     assert status == 200
+    # The poll let go of its channel (the pub/sub layer keeps a queue per subscribed one).
+    inner = getattr(get_channel_layer(), "_get_layer", None)
+    if inner is not None:
+        assert not [c for c in inner().channels if "specific." in c]
     assert after["etag"] != before["etag"]
     assert g["ab"].pk in [t["game"] for t in after["turns"]]
     assert g["ab"].pk not in [t["game"] for t in before["turns"]]
