@@ -65,9 +65,51 @@ def two_players(scheduled: Any) -> tuple[list[Any], Any]:
     return players, game
 
 
-async def test_unauthenticated_socket_is_closed_with_4401(two_players: Any) -> None:
-    _, game = two_players
-    assert await closed_with(communicator(game.pk)) == 4401
+async def test_anonymous_socket_watches_a_public_game_as_a_spectator(two_players: Any) -> None:
+    """Watching needs no account (issue 24): a socket with neither session nor token gets the
+    spectator's snapshot and the live frames, and its act or chat is refused (the socket goes
+    on watching)."""
+    players, game = two_players
+    anon = communicator(game.pk)
+    connected, _ = await anon.connect()
+    assert connected
+    snapshot = await until(anon, "snapshot")
+    spectator = await db(make_user)()
+    watcher = communicator(game.pk, cookie=await db(session_cookie)(spectator))
+    assert (await watcher.connect())[0]
+    signed_in = await until(watcher, "snapshot")
+    # Exactly what a signed-in spectator receives (the server's clock reading aside).
+    mine, theirs = dict(snapshot["state"]), dict(signed_in["state"])
+    mine["state"] = {k: v for k, v in mine["state"].items() if k != "now"}
+    theirs["state"] = {k: v for k, v in theirs["state"].items() if k != "now"}
+    assert mine == theirs
+    assert mine["state"]["seat"] is None
+    assert snapshot["version"] == signed_in["version"]
+    await anon.send_json_to({"type": "act", "id": 1, "action": {"type": "look"}})
+    refused = await until(anon, "error")
+    assert (refused["id"], refused["code"]) == (1, "not_authenticated")
+    await anon.send_json_to({"type": "chat", "id": 2, "text": "hello"})
+    refused = await until(anon, "error")
+    assert (refused["id"], refused["code"]) == (2, "not_authenticated")
+    # A player's move reaches the anonymous watcher live.
+    player = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    assert (await player.connect())[0]
+    await until(player, "snapshot")
+    await player.send_json_to({"type": "act", "id": 3, "action": {"type": "look"}})
+    update = await until(anon, "update")
+    assert update["version"] > snapshot["version"]
+    for comm in (anon, watcher, player):
+        await comm.disconnect()
+
+
+async def test_anonymous_socket_is_refused_a_private_game_with_4404(scheduled: Any) -> None:
+    players = await db(lambda: [make_user(), make_user()])()
+    game = await db(lambda: make_game(players, private=True))()
+    assert await closed_with(communicator(game.pk)) == 4404
+    # Its invite code does not open it to a visitor without an account either.
+    code = game.invite_code
+    assert await closed_with(communicator(game.pk, query=f"invite_code={code}")) == 4404
+    assert await closed_with(communicator(game.pk + 1000)) == 4404
 
 
 async def test_invalid_token_is_closed_with_4401(two_players: Any) -> None:
