@@ -157,3 +157,15 @@ def test_the_watch_page_leaves_out_a_members_own_games(playing, users, start_gam
     member = Client()
     member.force_login(users[0])
     assert [g["id"] for g in member.get("/games/watch/").context["watch"]] == []
+
+
+@pytest.mark.parametrize(
+    "language,words",
+    [("en", "play as a guest"), ("ja", "ゲストとしてプレイ"), ("ru", "играйте как гость")],
+)
+def test_the_watchers_words_are_translated(language, words, playing):
+    client = Client()
+    client.cookies["django_language"] = language
+    for url in ("/games/watch/", f"/games/{playing.pk}/"):
+        html = client.get(url).content.decode()
+        assert words in html and 'href="/accounts/login/?next=' in html, (language, url)

@@ -74,6 +74,9 @@ async def test_anonymous_socket_watches_a_public_game_as_a_spectator(two_players
     connected, _ = await anon.connect()
     assert connected
     snapshot = await until(anon, "snapshot")
+    # Presence: a spectator, never at a seat (docs/API.md, "Watching without an account").
+    presence = await until(anon, "presence")
+    assert presence["seats"] == {} and presence["spectators"] == 1, presence
     spectator = await db(make_user)()
     watcher = communicator(game.pk, cookie=await db(session_cookie)(spectator))
     assert (await watcher.connect())[0]
