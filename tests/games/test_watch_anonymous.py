@@ -6,7 +6,6 @@ tests/history/test_replay_leaks.py)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -17,6 +16,7 @@ from games import services
 from games.models import ChatMessage, Game
 
 from .conftest import client_for
+from .leak_kit import same_as_spectator
 
 BASE = "/api/v1/games/"
 
@@ -31,15 +31,6 @@ def private(users, start_game) -> Game:
     return start_game(users[2:4], private=True)
 
 
-def without_now(value: Any) -> Any:
-    """A payload without the server clock's reading (two requests are not at one instant)."""
-    if isinstance(value, dict):
-        return {k: without_now(v) for k, v in value.items() if k != "now"}
-    if isinstance(value, list):
-        return [without_now(v) for v in value]
-    return value
-
-
 # --- the read API ---------------------------------------------------------------------------
 @pytest.mark.parametrize("path", ["", "state/", "events/", "chat/", "actions/"])
 def test_anonymous_reads_a_public_game_as_a_spectator(path, playing, make_user):
@@ -48,7 +39,7 @@ def test_anonymous_reads_a_public_game_as_a_spectator(path, playing, make_user):
     anonymous = APIClient().get(url)
     assert anonymous.status_code == 200, anonymous.content
     spectator = client_for(make_user()).get(url)
-    assert without_now(anonymous.json()) == without_now(spectator.json())
+    same_as_spectator(anonymous.json(), spectator.json(), url)
 
 
 def test_anonymous_state_is_the_spectators_view(playing):

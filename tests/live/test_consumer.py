@@ -14,6 +14,7 @@ from channels.db import database_sync_to_async
 
 from accounts.services import token_create
 from games import services
+from tests.games.leak_kit import same_as_spectator
 from tests.live.conftest import communicator, make_game, make_user, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -82,11 +83,8 @@ async def test_anonymous_socket_watches_a_public_game_as_a_spectator(two_players
     assert (await watcher.connect())[0]
     signed_in = await until(watcher, "snapshot")
     # Exactly what a signed-in spectator receives (the server's clock reading aside).
-    mine, theirs = dict(snapshot["state"]), dict(signed_in["state"])
-    mine["state"] = {k: v for k, v in mine["state"].items() if k != "now"}
-    theirs["state"] = {k: v for k, v in theirs["state"].items() if k != "now"}
-    assert mine == theirs
-    assert mine["state"]["seat"] is None
+    same_as_spectator(snapshot["state"], signed_in["state"], "anonymous snapshot")
+    assert snapshot["state"]["state"]["seat"] is None
     assert snapshot["version"] == signed_in["version"]
     await anon.send_json_to({"type": "act", "id": 1, "action": {"type": "look"}})
     refused = await until(anon, "error")
