@@ -65,6 +65,8 @@ def test_replay_page_shell(finished_game, users, start_game):
     assert r.status_code == 302 and r["Location"] == f"/games/{playing.pk}/"
     # A public game's replay needs no account (issue 24); a private one's sends to log in.
     assert client().get(f"/games/{g.pk}/replay/").status_code == 200
+    table = client().get(f"/games/{g.pk}/")  # its finished table, with the way to its replay
+    assert table.status_code == 200 and f'href="/games/{g.pk}/replay/"' in table.content.decode()
     hidden = start_game(users[4:6], private=True)
     services.game_abandon(game=hidden, user=users[4])
     r = client().get(f"/games/{hidden.pk}/replay/")
