@@ -18,7 +18,7 @@ import pytest
 
 from games.models import Game
 from tests.e2e.conftest import OPEN_CONTEXTS
-from tests.e2e.layout_kit import VIEWPORTS, drive, players, started
+from tests.e2e.layout_kit import QUICK_CRISP, VIEWPORTS, drive, players, started
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -87,5 +87,27 @@ def test_a_visitor_without_an_account_watches_a_live_game(
     # Only the spectator's view: no seat, no hand of its own.
     assert all(u["state"]["state"]["seat"] is None for u in updates(page) if u.get("state"))
     page.screenshot(path=str(artifacts / f"watch-table-{viewport}.png"), full_page=True)
+    assert not any("/accounts/login/" in url for url in page.urls), page.urls
+    assert page.errors == [], page.errors
+
+
+@pytest.mark.parametrize("viewport", ["phone"])
+def test_a_visitor_without_an_account_opens_a_finished_games_replay(
+    chromium: Any, site: str, artifacts: Path, viewport: str
+) -> None:
+    """From the finished table to its replay, stepped to its last move, signed out."""
+    people = players(2, prefix="r")
+    timers = {**QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
+    game = started("crisp", people, timers=timers, seed="watch-replay")
+    drive(game, lambda g: g.status == "finished")
+    page = anonymous_page(chromium, viewport)
+    page.goto(f"{site}/games/{game.pk}/")
+    page.click(f"a[href='/games/{game.pk}/replay/']")
+    page.wait_for_url(f"{site}/games/{game.pk}/replay/")
+    page.click("#replay-last")
+    page.wait_for_selector("#replay-board .scores .total")
+    # Only the views a stranger may open: no seat's point of view is offered.
+    assert page.locator("option[value^='seat:']").count() == 0
+    page.screenshot(path=str(artifacts / f"watch-replay-{viewport}.png"), full_page=True)
     assert not any("/accounts/login/" in url for url in page.urls), page.urls
     assert page.errors == [], page.errors
