@@ -120,8 +120,9 @@ def _table_for(
     """The game and the user's seat (None: spectator), if they may watch it; else Refused.
 
     Who may watch is the selectors' rule, the REST API's too (`game_for_user`: public games to
-    everyone signed in, a private one to its players, staff, and whoever presents its invite
-    code -- an invite link lets a friend watch before, or without, taking a seat). A refused
+    everyone, without an account too; a private one to its players, staff, and a signed-in user
+    who presents its invite code -- an invite link lets a friend watch before, or without,
+    taking a seat). A refused
     private game closes with 4404, like a missing one, so a socket cannot probe which private
     game ids exist.
     """
