@@ -407,6 +407,7 @@ DEFAULT_THROTTLE_RATES = {
     "join": "30/minute",  # joins (by id or invite code) by one user: bounds code guessing
     "invite_code": "60/minute",  # any request presenting ?invite_code=, by one user
     "game_act": "10/second",  # REST actions by one user (the WebSocket has its own limit)
+    "anon_read": "300/minute",  # reads by clients with no account (watching), per address
 }
 
 

@@ -138,6 +138,21 @@ class InviteCodeThrottle(ScopedThrottle):
         return super().get_cache_key(request, view)
 
 
+class AnonReadThrottle(ScopedThrottle):
+    """Reads by clients with no account at all (watching a public game, issue 24), per client
+    address: a signed-in user (a guest too) is not counted here.  Their page views, REST reads,
+    replay frames and socket handshakes share the one `anon_read` budget."""
+
+    scope = "anon_read"
+    methods = frozenset({"GET", "HEAD"})
+
+    def get_cache_key(self, request: Any, view: Any) -> str | None:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return None
+        return super().get_cache_key(request, view)
+
+
 # --- The pages' scopes --------------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@ Life of a socket:
 
 1. **Accept, then authenticate** — the handshake is answered at once; then the session
    (browser, via `AuthMiddlewareStack`) or a personal API token (`?token=` or
-   `Authorization: Token <key>`). Refusals close at once with a 4xxx code (4401, 4403, 4404:
+   `Authorization: Token <key>`); with neither, an anonymous spectator of a public game.
+   Refusals close at once with a 4xxx code (4401, 4403, 4404:
    the HTTP status + 4000), so the client can tell why; nothing else is ever sent on a
    refused socket.
 2. **Subscribe, then read** — join the redaction group (own seat, or spectators) *before* reading
@@ -119,8 +120,9 @@ def _table_for(
     """The game and the user's seat (None: spectator), if they may watch it; else Refused.
 
     Who may watch is the selectors' rule, the REST API's too (`game_for_user`: public games to
-    everyone signed in, a private one to its players, staff, and whoever presents its invite
-    code -- an invite link lets a friend watch before, or without, taking a seat). A refused
+    everyone, without an account too; a private one to its players, staff, and a signed-in user
+    who presents its invite code -- an invite link lets a friend watch before, or without,
+    taking a seat). A refused
     private game closes with 4404, like a missing one, so a socket cannot probe which private
     game ids exist.
     """
@@ -139,19 +141,34 @@ def _table_for(
     return table, seat
 
 
-def _seat_of(game_id: int, user: Any, invite_code: str | None = None) -> int | None:
+def _handshake(scope: dict[str, Any], user: Any, query: dict[str, str]) -> Any:
+    """The handshake as the throttles read a request: its user, query and client address
+    (`META`'s `REMOTE_ADDR` and `X-Forwarded-For`, believed only from `TRUSTED_PROXIES` as for
+    HTTP, crisp_site/proxies.py)."""
+    from types import SimpleNamespace
+
+    meta = {"REMOTE_ADDR": (scope.get("client") or ("", 0))[0] or ""}
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"x-forwarded-for":
+            meta["HTTP_X_FORWARDED_FOR"] = value.decode("latin-1")
+    return SimpleNamespace(user=user, method="GET", query_params=query, GET=query, META=meta)
+
+
+def _seat_of(
+    game_id: int, user: Any, invite_code: str | None = None, scope: dict[str, Any] | None = None
+) -> int | None:
     """The user's seat at a game they may watch (else Refused). A handshake presenting an
     invite code counts against the same `invite_code` limit as a REST request presenting one
-    (crisp_site/throttles.py): sockets are no cheaper way to guess codes."""
-    if invite_code is not None:
-        from types import SimpleNamespace
+    (crisp_site/throttles.py): sockets are no cheaper way to guess codes. An anonymous
+    watcher's handshake counts against its address's `anon_read` limit, as its REST reads do."""
+    from crisp_site.throttles import AnonReadThrottle, InviteCodeThrottle
 
-        from crisp_site.throttles import InviteCodeThrottle
-
-        query = {"invite_code": invite_code}
-        handshake = SimpleNamespace(user=user, method="GET", query_params=query, GET=query)
-        if not InviteCodeThrottle().allow_request(handshake, None):
-            raise Refused(CLOSE_THROTTLED, "Too many requests presenting an invite code.")
+    query = {"invite_code": invite_code} if invite_code is not None else {}
+    handshake = _handshake(scope or {}, user, query)
+    if invite_code is not None and not InviteCodeThrottle().allow_request(handshake, None):
+        raise Refused(CLOSE_THROTTLED, "Too many requests presenting an invite code.")
+    if not AnonReadThrottle().allow_request(handshake, None):
+        raise Refused(CLOSE_THROTTLED, "Too many requests from this address; sign in or wait.")
     return _table_for(game_id, user, invite_code)[1]
 
 
@@ -280,7 +297,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             try:
                 self.user = await self._authenticate()
                 self.seat = await database_sync_to_async(_seat_of)(
-                    self.game_id, self.user, self.invite_code
+                    self.game_id, self.user, self.invite_code, self.scope
                 )
             except Refused as refused:
                 await self.close(code=refused.code)
@@ -294,17 +311,30 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.heartbeat = asyncio.ensure_future(self._heartbeat())
 
     async def _authenticate(self) -> Any:
-        """The session user, or the user of a presented API token (an invalid token refuses)."""
+        """The session user, or the user of a presented API token (an invalid token refuses),
+        else an anonymous watcher: watching a public game needs no account (issue 24). An
+        anonymous socket is a spectator (seat None) of a public game only (`game_for_user`
+        refuses it a private one with 4404) and may not act or chat (`_refuse_anonymous`)."""
         key = _query(self.scope, "token") or _header_token(self.scope)
         if key:
             user = await database_sync_to_async(_user_for_token)(key)
             if user is None:
                 raise Refused(CLOSE_UNAUTHENTICATED, "Invalid API token.")
             return user
-        user = self.scope.get("user") or AnonymousUser()
-        if not user.is_authenticated:
-            raise Refused(CLOSE_UNAUTHENTICATED, "Sign in, or present an API token.")
-        return user
+        return self.scope.get("user") or AnonymousUser()
+
+    async def _refuse_anonymous(self, ref: Any) -> bool:
+        """Answer an anonymous watcher's act or chat with `not_authenticated` (True: refused).
+        The socket stays open: it goes on watching."""
+        if self.user.is_authenticated:
+            return False
+        await self._error(
+            ref,
+            "not_authenticated",
+            "Watching needs no account; playing and chatting do. Sign in (or play as a "
+            "guest), or present an API token.",
+        )
+        return True
 
     async def disconnect(self, code: int) -> None:
         await self._clean_up()
@@ -486,6 +516,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
     async def _on_act(self, ref: Any, content: dict[str, Any]) -> None:
         from games.errors import ServiceError
 
+        if await self._refuse_anonymous(ref):
+            return
+
         version = content.get("version")
         # `idempotency_key` is checked by the service layer, which answers
         # `bad_idempotency_key` on either channel (one rule, one code).
@@ -513,6 +546,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         from games import services
         from games.errors import ServiceError
 
+        if await self._refuse_anonymous(ref):
+            return
         text = content.get("text")
         if not isinstance(text, str):
             await self._error(ref, "bad_frame", "chat needs a text string; see PROTOCOL.md.")

@@ -59,15 +59,19 @@ def game_for_user(
 ) -> Game:
     """The game if ``user`` may look at it at all, else ``not_found`` (404).
 
-    Public games are visible to every signed-in user; a private game only to its seated
-    players, staff, or whoever presents its invite code.  Refusing with 404 rather than 403
-    does not confirm that a private game id exists.
+    Public games are visible to everybody, signed in or not (watching needs no account,
+    issue 24); a private game only to its seated players, staff, or a signed-in user who
+    presents its invite code -- never to an anonymous visitor, whose invite link leads to
+    signing in (or playing as a guest) first.  Refusing with 404 rather than 403 does not
+    confirm that a private game id exists.
     """
     game = Game.objects.select_related("host").filter(pk=game_id).first()
     if game is None:
         raise ServiceError("not_found", "No such game.", status=404)
     if not game.private or getattr(user, "is_staff", False):
         return game
+    if not getattr(user, "is_authenticated", False):
+        raise ServiceError("not_found", "No such game.", status=404)
     if isinstance(invite_code, str) and invite_code.upper() == game.invite_code:
         return game
     if seat_for_user(game=game, user=user) is not None:
@@ -332,12 +336,15 @@ def game_chat(*, game: Game, limit: int = 100) -> list[dict[str, Any]]:
     return [chat_payload(m) for m in reversed(rows)]
 
 
-def games_to_watch(*, user: AbstractBaseUser) -> QuerySet[Game]:
-    """Public games in progress the user does not play in (the lobby's "Watch" list)."""
-    return (
+def games_to_watch(*, user: AbstractBaseUser | None) -> QuerySet[Game]:
+    """Public games in progress the user does not play in (the lobby's "Watch" list; for an
+    anonymous visitor, or None, every public game in progress)."""
+    qs = (
         Game.objects.select_related("host")
         .prefetch_related("seats__user")
         .filter(status=Game.Status.PLAYING, private=False)
-        .exclude(seats__user=user)
         .order_by("-started_at")
     )
+    if user is not None and getattr(user, "is_authenticated", False):
+        qs = qs.exclude(seats__user=user)
+    return qs

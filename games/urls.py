@@ -9,6 +9,7 @@ app_name = "games"
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
+    path("watch/", views.watch, name="watch"),
     path("new/", views.create, name="create"),
     path("join/", views.join_by_code, name="join-by-code"),
     path("computer/", views.vs_computer, name="vs-computer"),

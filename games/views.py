@@ -13,8 +13,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from csp.decorators import csp_replace
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.template.loader import select_template
@@ -149,10 +151,40 @@ def settings_from_form(kind: str, data: Any) -> dict[str, Any]:
     return out
 
 
-@login_required
+def _anonymous_throttled(request: HttpRequest) -> HttpResponse | None:
+    """A 429 page when an anonymous visitor's address read too much (``anon_read``), else None.
+    Signed-in users (guests too) are not counted here."""
+    if wait := throttles.check(request, throttles.AnonReadThrottle):
+        response = HttpResponse(throttles.throttled_message(wait), status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    return None
+
+
+def watch(request: HttpRequest) -> HttpResponse:
+    """Public games in progress, for everybody: an anonymous visitor's "Watch" (the header's
+    Watch link opens the lobby, which sends a visitor without an account here).  Watching needs
+    no account (issue 24); playing does, so the page says how to get one."""
+    if refused := _anonymous_throttled(request):
+        return refused
+    user = request.user if request.user.is_authenticated else None
+    watch = [_card(g, request.user) for g in selectors.games_to_watch(user=user)[:50]]
+    _with_ratings(watch)
+    login_url = _login_url(reverse("games:lobby"))
+    return render(request, "games/watch.html", {"watch": watch, "login_url": login_url})
+
+
+def _login_url(next_url: str) -> str:
+    """The log-in page, back to ``next_url`` after (a watcher's way to a seat)."""
+    return f"{reverse(settings.LOGIN_URL)}?{urlencode({'next': next_url})}"
+
+
 def lobby(request: HttpRequest) -> HttpResponse:
     """Open public games, the user's own games, the create form and join-by-code, and how many
-    people are online (``presence.online_count``).  ``?kind=`` shows only games of that kind."""
+    people are online (``presence.online_count``).  ``?kind=`` shows only games of that kind.
+    A visitor without an account is shown the games they may watch (``watch``)."""
+    if not request.user.is_authenticated:
+        return redirect("games:watch")
     kind = request.GET.get("kind")
     if kind not in KINDS:
         kind = None
@@ -335,13 +367,21 @@ def start(request: HttpRequest, game_id: int) -> HttpResponse:
     return HttpResponseRedirect(_table_url(game_id))
 
 
-@login_required
 def table(request: HttpRequest, game_id: int) -> HttpResponse:
-    """A game's page: its lobby (seats, invite, start) or its live table."""
+    """A game's page: its lobby (seats, invite, start) or its live table.
+
+    Open to a visitor without an account for a public game, as a spectator (issue 24: the
+    spectator's view, live; "Sign in or play as a guest" where the seat buttons are).  A private
+    game, or one that does not exist, sends them to sign in (an invite link then brings them
+    back), the same answer for both so it does not tell which private game ids exist."""
+    if refused := _anonymous_throttled(request):
+        return refused
     code = request.GET.get("code") or None
     try:
         game = selectors.game_for_user(game_id=game_id, user=request.user, invite_code=code)
     except ServiceError as error:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
         messages.error(request, _friendly(error))
         return redirect("games:lobby")
     detail = selectors.game_detail(game=game, user=request.user)
@@ -399,7 +439,9 @@ def table(request: HttpRequest, game_id: int) -> HttpResponse:
             "invite_url": invite_url,
             "invite_code": code,
             "boot": boot,
-            "left": game.seats.filter(user=request.user, left_at__isnull=False).exists(),
+            "left": request.user.is_authenticated
+            and game.seats.filter(user=request.user, left_at__isnull=False).exists(),
+            "login_url": _login_url(request.get_full_path()),
         },
     )
 

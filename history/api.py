@@ -5,8 +5,8 @@ view per read, as in ``games.api.views``; bodies are built by ``history.selector
 ``{code, detail}``.
 
 Profiles and leaderboards are public (nothing private is in them: no email, no token, no
-private game the viewer did not sit at); replays and exports need a signed-in user who may see
-the game, and only once it is over.
+private game the viewer did not sit at); replays and exports are for whoever may see the game
+-- a public one's, anybody, without an account (issue 24) -- and only once it is over.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from games import selectors as games_selectors
 from games.api.serializers import ErrorSerializer
+from games.api.views import WATCH_THROTTLES, WatchOrSignedIn
 from games.engines import KINDS, engine_for
 from games.errors import ServiceError
 from history import export, ratings, replay, selectors
@@ -296,6 +297,9 @@ class LeaderboardApi(APIView):
 
 
 class GameRoundsApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_rounds",
         parameters=[OpenApiParameter("invite_code", str, required=False)],
@@ -323,6 +327,9 @@ def _seats(game: Any) -> list[dict[str, Any]]:
 
 
 class GameReplayApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_replay",
         parameters=[ReplayQuery],
@@ -375,6 +382,9 @@ class GameReplayApi(APIView):
 
 
 class GameExportApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_export",
         parameters=[ExportQuery],

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.contrib.staticfiles import finders
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from crisp_site import throttles
 from games.engines import DEFAULT_KIND, KINDS, engine_for
 from games.errors import ServiceError
 from history import ratings, replay, selectors
@@ -83,13 +84,20 @@ def leaderboard(request: HttpRequest, kind: str | None = None) -> HttpResponse:
     )
 
 
-@login_required
 def replay_page(request: HttpRequest, game_id: int) -> HttpResponse:
     """The replay shell of a finished game (``?at=``, ``?view=``, ``?seat=`` are read by the
-    player script, so a shared link opens at that moment)."""
+    player script, so a shared link opens at that moment).
+
+    A public game's replay is open to a visitor without an account (issue 24), with the views a
+    signed-in stranger may open (full and spectator, never a seat's); a private or missing game
+    sends them to sign in, the same answer for both."""
+    if wait := throttles.check(request, throttles.AnonReadThrottle):  # no account: per address
+        return HttpResponse(throttles.throttled_message(wait), status=429)
     try:
         game = replay.game_for_replay(game_id=game_id, user=request.user)
     except ServiceError as error:
+        if not request.user.is_authenticated and error.code == "not_found":
+            return redirect_to_login(request.get_full_path())
         if error.code == "game_in_progress":
             messages.info(request, _("This game is still being played: here is its table."))
             return redirect("games:table", game_id=game_id)

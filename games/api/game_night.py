@@ -12,10 +12,22 @@ from rest_framework.views import APIView
 
 from games import selectors, services
 from games.api import serializers as s
-from games.api.views import _INVITE_PARAM, _detail, _errors, _game, _invite, _valid
+from games.api.views import (
+    _INVITE_PARAM,
+    WATCH_THROTTLES,
+    WatchOrSignedIn,
+    _detail,
+    _errors,
+    _game,
+    _invite,
+    _valid,
+)
 
 
 class GameChatApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_chat_list",
         parameters=[_INVITE_PARAM],

@@ -18,6 +18,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -64,6 +65,28 @@ def _invite(request: Request) -> str | None:
     return code
 
 
+class WatchOrSignedIn(BasePermission):
+    """Reads (GET, HEAD, OPTIONS) for anybody, writes for a signed-in user only.
+
+    Watching a public game needs no account (issue 24, docs/API.md "Watching without an
+    account"): an anonymous client reads a public game's detail, state, events, chat and, once
+    it is over, its replay, all in the spectator's redaction (it has no seat), while
+    ``selectors.game_for_user`` keeps every private game from it (404).  Its every write is
+    refused by DRF with ``not_authenticated`` (401 with ``WWW-Authenticate``).
+    """
+
+    message = "Watching needs no account; this needs one: sign in or present an API token."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return request.method in SAFE_METHODS or bool(
+            request.user and request.user.is_authenticated
+        )
+
+
+#: The throttles of a per-game read an anonymous client may make (``anon_read``, per address).
+WATCH_THROTTLES = [throttles.InviteCodeThrottle, throttles.AnonReadThrottle]
+
+
 def _game(request: Request, game_id: int) -> Game:
     return selectors.game_for_user(game_id=game_id, user=request.user, invite_code=_invite(request))
 
@@ -105,6 +128,9 @@ class GameListCreateApi(APIView):
 
 
 class GameDetailApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_retrieve",
         parameters=[_INVITE_PARAM],
@@ -248,6 +274,9 @@ class GameAbandonApi(APIView):
 
 
 class GameStateApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_state",
         parameters=[_INVITE_PARAM],
@@ -260,7 +289,8 @@ class GameStateApi(APIView):
 
 
 class GameActionsApi(APIView):
-    throttle_classes = [throttles.GameActThrottle, throttles.InviteCodeThrottle]
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = [throttles.GameActThrottle, *WATCH_THROTTLES]
 
     @extend_schema(
         operation_id="games_actions_list",
@@ -324,6 +354,9 @@ class GameActionsApi(APIView):
 
 
 class GameEventsApi(APIView):
+    permission_classes = [WatchOrSignedIn]
+    throttle_classes = WATCH_THROTTLES
+
     @extend_schema(
         operation_id="games_events",
         parameters=[

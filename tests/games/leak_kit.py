@@ -4,11 +4,14 @@ every response checked against the kind's own knowledge tracker.
 A random game is driven the same way for every game: random clock jumps (each kind's list holds
 its timers' exact boundaries), deadlines swept or fired at random, moves refused on purpose, and
 otherwise a random legal move of a random seat, taken from the legal-actions endpoint of every
-seat.  After every step every seat and a spectator fetch the state and the event log (from the
-start now and then, else since the last event they saw).  Every card code anywhere in any
-response -- values, keys, and words inside text -- is checked by the kind's ``LeakTable``: a
-tracker written from the rules over the unredacted truth (``Event.data``, ``Game.state``) that
-never calls the engine's view code (``tests/games/leak_<kind>.py``).
+seat.  After every step every seat, a signed-in spectator and an anonymous one (no account at
+all: watching needs none, issue 24) fetch the state and the event log (from the start now and
+then, else since the last event they saw); the anonymous one must be answered, with exactly the
+signed-in spectator's answer.  The caller may seat a guest player (``make_guest``).
+Every card code anywhere in any response -- values, keys, and words inside text -- is checked
+by the kind's ``LeakTable``: a tracker written from the rules over the unredacted truth
+(``Event.data``, ``Game.state``) that never calls the engine's view code
+(``tests/games/leak_<kind>.py``).
 
 How many games: ``CRISP_LEAK_GAMES`` (games per kind) if set, else 4 per kind under the
 ``default`` profile and 8 under ``ci`` (tests/depth.py).
@@ -39,6 +42,49 @@ def leak_games() -> int:
     if os.environ.get("CRISP_LEAK_GAMES"):
         return int(os.environ["CRISP_LEAK_GAMES"])
     return depth(default=4, ci=8)
+
+
+#: The receiver key of a spectator with no account at all (no session, no token), beside the
+#: seats' numbers and None (a signed-in spectator), in the live leak tests' socket maps.
+ANONYMOUS = "anonymous"
+
+
+def seat_of(who: int | str | None) -> int | None:
+    """The seat whose knowledge a receiver may be shown: an anonymous spectator's is None."""
+    return None if who == ANONYMOUS else who  # type: ignore[return-value]
+
+
+def label(who: int | str | None) -> str:
+    return {None: "spectator", ANONYMOUS: "anonymous spectator"}.get(who, f"seat {who}")  # type: ignore[arg-type]
+
+
+def make_guest() -> Any:
+    """A guest player (issue 24): a session-bound account with a generated name, made the way
+    "Play as guest" makes it."""
+    from accounts import services as accounts
+
+    return accounts.guest_create()
+
+
+def with_guest(users: list[Any], rng: random.Random) -> list[Any]:
+    """``users`` with a guest in seat 0 or 1 (every game seats at least two): the host or not."""
+    out = list(users)
+    out[rng.randrange(2)] = make_guest()
+    return out
+
+
+def same_as_spectator(anonymous: Any, signed_in: Any, where: str) -> None:
+    """An anonymous spectator's answer is the signed-in spectator's (the server clock's
+    reading, ``now``, aside: the two requests are not made at the same instant)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "now"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    assert strip(anonymous) == strip(signed_in), f"{where}: anonymous {anonymous} != {signed_in}"
 
 
 def cards_in(value: Any) -> set[str]:
@@ -132,6 +178,7 @@ def play_and_check(
     game = t.game
     seats = [(i, client_for(u)) for i, u in enumerate(t.players)]
     clients: list[tuple[int | None, APIClient]] = [*seats, (None, client_for(spectator))]
+    anonymous = APIClient()  # no session, no token: watching needs no account
     base = f"/api/v1/games/{game.pk}/"
     seen: dict[int | None, int] = defaultdict(int)
     for step in range(steps or t.steps):
@@ -180,7 +227,25 @@ def play_and_check(
             if events:
                 seen[seat] = events[-1]["seq"]
             t.stats["payloads"] += 2
+        check_anonymous(t, base, anonymous, client_for(spectator), since=seen[None])
         t.check_reads(step, clients)
     game.refresh_from_db()
     t.stats["finished"] = game.status == Game.Status.FINISHED
     return t
+
+
+def check_anonymous(
+    t: LeakTable, base: str, anonymous: APIClient, spectator: APIClient, since: int
+) -> None:
+    """The anonymous spectator's reads (detail, state, events, chat): answered (200), checked
+    by the tracker as a spectator's, and the same as the signed-in spectator's answers."""
+    for path, params in (("", {}), ("state/", {}), ("events/", {"since": since}), ("chat/", {})):
+        r = anonymous.get(base + path, params)
+        assert r.status_code == 200, (path, r.status_code, r.content[:200])
+        body = r.json()
+        if path == "state/":
+            t.check_state(body, None)
+        elif path == "events/":
+            t.check_events(body["events"], None, "anonymous events")
+        same_as_spectator(body, spectator.get(base + path, params).json(), f"anonymous {path}")
+        t.stats["anonymous payloads"] += 1

@@ -36,9 +36,10 @@ def playing(users, start_game):
 
 # --- authentication and the error shape --------------------------------------------------
 def test_anonymous_is_refused(db, lobby):
+    """Listing games and every write need an account (a public game's reads do not:
+    tests/games/test_watch_anonymous.py)."""
     c = APIClient()
-    for url in (BASE, f"{BASE}{lobby.pk}/", f"{BASE}{lobby.pk}/state/"):
-        r = c.get(url)
+    for r in (c.get(BASE), post(c, f"{BASE}{lobby.pk}/join/"), post(c, f"{BASE}{lobby.pk}/start/")):
         assert r.status_code in (401, 403)
         assert r.json()["code"] == "not_authenticated"
 

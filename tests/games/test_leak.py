@@ -2,7 +2,8 @@
 
 One harness (``leak_kit.play_and_check``) plays random games of every registered kind through
 the API and checks every response with the kind's knowledge tracker (``leak_<kind>.py``,
-written from the rules over the unredacted record). ``leak_games()`` games per kind:
+written from the rules over the unredacted record), with a guest player at the table and an
+anonymous spectator reading beside the signed-in one (issue 24). ``leak_games()`` games per kind:
 ``CRISP_LEAK_GAMES``, or the Hypothesis profile's count. Below, each tracker is shown not to be
 vacuous: the unredacted record fails it.
 """
@@ -10,6 +11,7 @@ vacuous: the unredacted record fails it.
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
 
@@ -21,7 +23,7 @@ from . import leak_cribbage as cribbage
 from . import leak_crisp as crisp
 from . import leak_triple_crown as triple_crown
 from .conftest import client_for
-from .leak_kit import LeakTable, leak_games, play_and_check
+from .leak_kit import LeakTable, leak_games, play_and_check, with_guest
 
 TABLES: dict[str, type[LeakTable]] = {
     "crisp": crisp.CrispTable,
@@ -38,8 +40,13 @@ def test_every_registered_kind_has_a_leak_table():
 @pytest.mark.parametrize("game", range(leak_games()))
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_no_response_leaks(kind, game, users, make_user, fake_clock):
-    table = play_and_check(TABLES[kind], users, make_user(), fake_clock, seed=f"{kind}-{game}")
+    """Every seat (a guest's among them), a signed-in spectator and an anonymous one."""
+    seed = f"{kind}-{game}"
+    players = with_guest(users, random.Random(seed))
+    table = play_and_check(TABLES[kind], players, make_user(), fake_clock, seed=seed)
     table.coverage()
+    assert any(p.username.startswith("guest") for p in table.players)
+    assert table.stats["anonymous payloads"] > 0
 
 
 def test_random_cribbage_games_reach_the_show_and_the_end(users, make_user, fake_clock):

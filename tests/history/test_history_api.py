@@ -109,7 +109,11 @@ def test_replay_api(finished_game, users, make_user):
     ]:
         r = c.get(base, params)
         assert r.status_code in (400, 404) and r.json()["code"] == code, params
-    assert APIClient().get(base).status_code in (401, 403)
+    # Without an account: a public game's full and spectator views (issue 24), never a seat's.
+    assert APIClient().get(base).status_code == 200
+    assert APIClient().get(base, {"view": "spectator"}).status_code == 200
+    r = APIClient().get(base, {"view": "seat", "seat": 0})
+    assert r.status_code == 403 and r.json()["code"] == "not_your_seat"
 
 
 def test_export_api(finished_game, users, staff, make_user):

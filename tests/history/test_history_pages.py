@@ -9,6 +9,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 
+from games import services
 from history import ratings, replay
 from history import selectors as history_selectors
 
@@ -62,7 +63,14 @@ def test_replay_page_shell(finished_game, users, start_game):
     playing = start_game(users[2:4])
     r = client(users[2]).get(f"/games/{playing.pk}/replay/")
     assert r.status_code == 302 and r["Location"] == f"/games/{playing.pk}/"
-    assert client().get(f"/games/{g.pk}/replay/").status_code == 302  # log in first
+    # A public game's replay needs no account (issue 24); a private one's sends to log in.
+    assert client().get(f"/games/{g.pk}/replay/").status_code == 200
+    table = client().get(f"/games/{g.pk}/")  # its finished table, with the way to its replay
+    assert table.status_code == 200 and f'href="/games/{g.pk}/replay/"' in table.content.decode()
+    hidden = start_game(users[4:6], private=True)
+    services.game_abandon(game=hidden, user=users[4])
+    r = client().get(f"/games/{hidden.pk}/replay/")
+    assert r.status_code == 302 and r["Location"].startswith("/accounts/login/")
 
 
 def test_results_snippet(finished_game, users):

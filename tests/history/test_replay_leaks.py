@@ -5,8 +5,9 @@ Random games of every kind are played through the service layer and ended every 
 ends -- **finished** by the engine, **abandoned** (by the host or an admin) and **ended by an
 admin** ("end now") -- and then every replay view is opened through the API as every kind of
 reader: the full and spectator views, and each seat's view as that seat's own player, as another
-player, as an outsider and as staff; the JSON export and the text notation as a player, an
-outsider and staff; and the replay page's choice of views.
+player, as an outsider, as a visitor with no account at all and as staff; the JSON export and
+the text notation as a player, an outsider, an anonymous visitor and staff; and the replay
+page's choice of views.  A guest (issue 24) plays in every game.
 
 What each reader may see is decided here, by an **independent knowledge tracker** written from
 the rules over the stored, unredacted events (``Event.data``) -- never by the engine's view code:
@@ -49,6 +50,7 @@ from games.engines import KINDS
 from games.models import Event, Game
 from history.export import verify
 from tests.depth import depth
+from tests.games.leak_kit import with_guest
 
 from .conftest import client_for, play
 
@@ -278,6 +280,7 @@ class Knowledge:
 def a_game(kind: str, end: str, i: int, users, make_user, start_game, fake_clock, staff) -> Game:
     """A random game of ``kind`` ended the ``end`` way."""
     rng = random.Random(f"{kind}-{end}-{i}")
+    users = with_guest(users, random.Random(f"guest-{i}"))  # a guest at seat 0 or 1 (issue 24)
     n = {"crisp": 2 + i % 3, "cribbage": 2, "triple_crown": 4}[kind]
     extra: dict[str, Any] = {}
     timers: dict[str, int] = {}
@@ -306,7 +309,8 @@ def audit(game: Game, users, outsider, staff) -> tuple[list[str], dict[str, int]
     know = Knowledge.of(game)
     seats = {s.number: s.user for s in game.seats.all()}
     base = f"/api/v1/games/{game.pk}/replay/"
-    readers: dict[str, Any] = {"outsider": outsider, "staff": staff}
+    # "anonymous": no account at all (issue 24: watching needs none); None authenticates nobody.
+    readers: dict[str, Any] = {"outsider": outsider, "staff": staff, "anonymous": None}
     problems: list[str] = []
     seen: dict[str, int] = defaultdict(int)
 
@@ -341,12 +345,12 @@ def audit(game: Game, users, outsider, staff) -> tuple[list[str], dict[str, int]
     for s, user in seats.items():
         readers[f"seat {s}'s player"] = user
     for reader, user in readers.items():
-        mine = next((s for s, u in seats.items() if u.pk == user.pk), None)
+        mine = next((s for s, u in seats.items() if u.pk == getattr(user, "pk", None)), None)
         # The full and spectator views do not depend on the reader: opened by a few.
-        few = reader in ("outsider", "staff", "seat 0's player")
+        few = reader in ("outsider", "staff", "seat 0's player", "anonymous")
         if few:
             open_view(reader, user, {"view": "full"}, None)
-        if reader == "outsider":
+        if reader in ("outsider", "anonymous"):
             open_view(reader, user, {"view": "spectator"}, None)
         for s in seats:
             # The seat's own player, and staff, may be shown what seat s saw; anyone else,
@@ -378,11 +382,15 @@ def audit(game: Game, users, outsider, staff) -> tuple[list[str], dict[str, int]
             if not (report.ok and report.replayed):
                 problems.append(f"game {game.pk}: the audit export does not verify: {report}")
     for reader, user in readers.items():
-        mine = next((s for s, u in seats.items() if u.pk == user.pk), None)
+        mine = next((s for s, u in seats.items() if u.pk == getattr(user, "pk", None)), None)
         # The replay page offers a seat's view only to its player and staff.
         page = Client()
-        page.force_login(user)
-        html = page.get(f"/games/{game.pk}/replay/").content.decode()
+        if user is not None:
+            page.force_login(user)
+        answer = page.get(f"/games/{game.pk}/replay/")
+        if answer.status_code != 200:
+            problems.append(f"game {game.pk} page as {reader}: {answer.status_code}")
+        html = answer.content.decode()
         offered = {int(n) for n in re.findall(r'value="seat:(\d+)"', html)}
         expected = set(seats) if reader == "staff" else ({mine} if mine is not None else set())
         if offered != expected:

@@ -14,6 +14,7 @@ from channels.db import database_sync_to_async
 
 from accounts.services import token_create
 from games import services
+from tests.games.leak_kit import same_as_spectator
 from tests.live.conftest import communicator, make_game, make_user, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,9 +66,51 @@ def two_players(scheduled: Any) -> tuple[list[Any], Any]:
     return players, game
 
 
-async def test_unauthenticated_socket_is_closed_with_4401(two_players: Any) -> None:
-    _, game = two_players
-    assert await closed_with(communicator(game.pk)) == 4401
+async def test_anonymous_socket_watches_a_public_game_as_a_spectator(two_players: Any) -> None:
+    """Watching needs no account (issue 24): a socket with neither session nor token gets the
+    spectator's snapshot and the live frames, and its act or chat is refused (the socket goes
+    on watching)."""
+    players, game = two_players
+    anon = communicator(game.pk)
+    connected, _ = await anon.connect()
+    assert connected
+    snapshot = await until(anon, "snapshot")
+    # Presence: a spectator, never at a seat (docs/API.md, "Watching without an account").
+    presence = await until(anon, "presence")
+    assert presence["seats"] == {} and presence["spectators"] == 1, presence
+    spectator = await db(make_user)()
+    watcher = communicator(game.pk, cookie=await db(session_cookie)(spectator))
+    assert (await watcher.connect())[0]
+    signed_in = await until(watcher, "snapshot")
+    # Exactly what a signed-in spectator receives (the server's clock reading aside).
+    same_as_spectator(snapshot["state"], signed_in["state"], "anonymous snapshot")
+    assert snapshot["state"]["state"]["seat"] is None
+    assert snapshot["version"] == signed_in["version"]
+    await anon.send_json_to({"type": "act", "id": 1, "action": {"type": "look"}})
+    refused = await until(anon, "error")
+    assert (refused["id"], refused["code"]) == (1, "not_authenticated")
+    await anon.send_json_to({"type": "chat", "id": 2, "text": "hello"})
+    refused = await until(anon, "error")
+    assert (refused["id"], refused["code"]) == (2, "not_authenticated")
+    # A player's move reaches the anonymous watcher live.
+    player = communicator(game.pk, cookie=await db(session_cookie)(players[0]))
+    assert (await player.connect())[0]
+    await until(player, "snapshot")
+    await player.send_json_to({"type": "act", "id": 3, "action": {"type": "look"}})
+    update = await until(anon, "update")
+    assert update["version"] > snapshot["version"]
+    for comm in (anon, watcher, player):
+        await comm.disconnect()
+
+
+async def test_anonymous_socket_is_refused_a_private_game_with_4404(scheduled: Any) -> None:
+    players = await db(lambda: [make_user(), make_user()])()
+    game = await db(lambda: make_game(players, private=True))()
+    assert await closed_with(communicator(game.pk)) == 4404
+    # Its invite code does not open it to a visitor without an account either.
+    code = game.invite_code
+    assert await closed_with(communicator(game.pk, query=f"invite_code={code}")) == 4404
+    assert await closed_with(communicator(game.pk + 1000)) == 4404
 
 
 async def test_invalid_token_is_closed_with_4401(two_players: Any) -> None:

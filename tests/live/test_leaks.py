@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,27 +28,12 @@ from channels.db import database_sync_to_async
 from games import services
 from games.engines.crisp import GameState, legal_actions
 from games.models import Event, Game
+from tests.games.leak_kit import ANONYMOUS, cards_in, label, make_guest, seat_of
 from tests.live.conftest import communicator, make_game, make_user, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
-CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
 PLAYS = {"swap", "discard", "jack", "queen", "king", "timeout"}
-
-
-def cards_in(value: Any) -> set[str]:
-    """Every card code anywhere in a JSON value (whole strings, or words inside text)."""
-    found: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.update(CARD.findall(item))
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
 
 
 @dataclass
@@ -164,14 +148,14 @@ def _options(game_id: int, now: int) -> tuple[str, list[tuple[int, dict[str, Any
     return state.status, options, game.version
 
 
-async def _drain(comms: dict[int | None, Any], tracker: Tracker, quiet: float) -> int:
+async def _drain(comms: dict[Any, Any], tracker: Tracker, quiet: float) -> int:
     """Check every frame that has arrived, on all sockets at once, until `quiet` of silence."""
 
-    async def one(seat: int | None, comm: Any) -> int:
+    async def one(seat: Any, comm: Any) -> int:
         count = 0
         while not await comm.receive_nothing(timeout=quiet, interval=0.005):
             frame = await comm.receive_json_from()
-            tracker.check(frame, seat, f"seat {seat}" if seat is not None else "spectator")
+            tracker.check(frame, seat_of(seat), label(seat))
             if frame["type"] in {"snapshot", "update"}:
                 comm.version = max(getattr(comm, "version", -1), frame["version"])
             count += 1
@@ -187,7 +171,10 @@ async def test_random_games_leak_nothing_in_any_frame(
     clock = Clock()
     monkeypatch.setattr("games.clock.now_ms", lambda: clock.ms)
     rng = random.Random(seed)
-    users = await database_sync_to_async(lambda: [make_user() for _ in range(seats)])()
+    # A guest plays seat 0 (issue 24); an anonymous spectator watches beside a signed-in one.
+    users = await database_sync_to_async(
+        lambda: [make_guest(), *(make_user() for _ in range(seats - 1))]
+    )()
     spectator = await database_sync_to_async(make_user)()
     game = await database_sync_to_async(
         lambda: make_game(
@@ -210,7 +197,8 @@ async def test_random_games_leak_nothing_in_any_frame(
         seat: await database_sync_to_async(session_cookie)(users[seat]) for seat in range(seats)
     }
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
-    comms: dict[int | None, Any] = {}
+    cookies[ANONYMOUS] = None
+    comms: dict[Any, Any] = {}
     for seat, cookie in cookies.items():
         comms[seat] = communicator(game.pk, cookie=cookie)
         assert (await comms[seat].connect())[0]

@@ -23,7 +23,7 @@ from games import services
 from games.engines.cribbage import GameState, legal_actions
 from games.models import Event, Game
 from tests.games.leak_cribbage import Knowledge
-from tests.games.leak_kit import cards_in
+from tests.games.leak_kit import ANONYMOUS, cards_in, label, make_guest, seat_of
 from tests.live.conftest import communicator, make_user, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
@@ -70,14 +70,14 @@ def _options(game_id: int, now: int) -> tuple[str, list[tuple[int, dict[str, Any
     return game.status, options
 
 
-async def _drain(comms: dict[int | None, Any], know: Knowledge, quiet: float) -> int:
+async def _drain(comms: dict[Any, Any], know: Knowledge, quiet: float) -> int:
     """Check every frame that has arrived, on all sockets at once, until `quiet` of silence."""
 
-    async def one(seat: int | None, comm: Any) -> int:
+    async def one(seat: Any, comm: Any) -> int:
         count = 0
         while not await comm.receive_nothing(timeout=quiet, interval=0.005):
             frame = await comm.receive_json_from()
-            check(know, frame, seat, f"seat {seat}" if seat is not None else "spectator")
+            check(know, frame, seat_of(seat), label(seat))
             if frame["type"] in {"snapshot", "update"}:
                 comm.version = max(getattr(comm, "version", -1), frame["version"])
             count += 1
@@ -99,7 +99,8 @@ async def test_random_cribbage_games_leak_nothing_in_any_frame(
     clock = Clock()
     monkeypatch.setattr("games.clock.now_ms", lambda: clock.ms)
     rng = random.Random(seed)
-    users = await database_sync_to_async(lambda: [make_user() for _ in range(2)])()
+    # A guest plays seat 1 (issue 24); an anonymous spectator watches beside a signed-in one.
+    users = await database_sync_to_async(lambda: [make_user(), make_guest()])()
     spectator = await database_sync_to_async(make_user)()
     game = await database_sync_to_async(_make_game)(users, seed, move_seconds, target)
     know = Knowledge()
@@ -107,7 +108,8 @@ async def test_random_cribbage_games_leak_nothing_in_any_frame(
 
     cookies = {seat: await database_sync_to_async(session_cookie)(users[seat]) for seat in (0, 1)}
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
-    comms: dict[int | None, Any] = {}
+    cookies[ANONYMOUS] = None
+    comms: dict[Any, Any] = {}
     for seat, cookie in cookies.items():
         comms[seat] = communicator(game.pk, cookie=cookie)
         assert (await comms[seat].connect())[0]

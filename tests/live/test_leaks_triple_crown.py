@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 from games import services
 from games.engines.triple_crown import GameState, legal_actions
 from games.models import Event, Game
-from tests.games.leak_kit import cards_in
+from tests.games.leak_kit import ANONYMOUS, cards_in, label, make_guest, seat_of
 from tests.games.leak_triple_crown import Truth, seeds
 from tests.live.conftest import communicator, make_user, session_cookie
 
@@ -40,9 +40,15 @@ class Checker:
         self.frames = 0
         self.kinds: dict[str, int] = {}
 
-    def check(self, frame: dict[str, Any], seat: int | None, sent: set[str] = frozenset()) -> None:
+    def check(
+        self,
+        frame: dict[str, Any],
+        seat: int | None,
+        sent: set[str] = frozenset(),
+        who: str | None = None,
+    ) -> None:
         """``sent``: the cards of the receiver's own action (a refusal may name them)."""
-        who = f"seat {seat}" if seat is not None else "spectator"
+        who = who or label(seat)
         kind = frame["type"]
         self.frames += 1
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
@@ -81,11 +87,11 @@ def _refresh(truth: Truth) -> None:
     truth.refresh()
 
 
-async def _drain(comms: dict[int | None, Any], checker: Checker, quiet: float) -> None:
-    async def one(seat: int | None, comm: Any) -> None:
+async def _drain(comms: dict[Any, Any], checker: Checker, quiet: float) -> None:
+    async def one(seat: Any, comm: Any) -> None:
         while not await comm.receive_nothing(timeout=quiet, interval=0.005):
             frame = await comm.receive_json_from()
-            checker.check(frame, seat)
+            checker.check(frame, seat_of(seat), who=label(seat))
             if frame["type"] in {"snapshot", "update"}:
                 comm.version = max(getattr(comm, "version", -1), frame["version"])
 
@@ -108,7 +114,10 @@ async def test_random_games_leak_nothing_in_any_frame(
     clock = {"ms": 1_900_000_000_000}
     monkeypatch.setattr("games.clock.now_ms", lambda: clock["ms"])
     rng = random.Random(seed)
-    users = await database_sync_to_async(lambda: [make_user() for _ in range(4)])()
+    # A guest plays seat 2 (issue 24); an anonymous spectator watches beside a signed-in one.
+    users = await database_sync_to_async(
+        lambda: [make_user(), make_user(), make_guest(), make_user()]
+    )()
     spectator = await database_sync_to_async(make_user)()
 
     def start() -> Game:
@@ -126,7 +135,8 @@ async def test_random_games_leak_nothing_in_any_frame(
     checker = Checker(truth)
     cookies = {s: await database_sync_to_async(session_cookie)(users[s]) for s in range(4)}
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
-    comms: dict[int | None, Any] = {}
+    cookies[ANONYMOUS] = None
+    comms: dict[Any, Any] = {}
     for seat, cookie in cookies.items():
         comms[seat] = communicator(game.pk, cookie=cookie)
         assert (await comms[seat].connect())[0]
