@@ -5,7 +5,7 @@
  * the least delay, so that is the one used. All deadlines in the state are server instants:
  * compare them with serverNow(), never with Date.now().
  */
-import { gettext } from "./i18n.js";
+import { fmt, gettext } from "./i18n.js";
 
 const SAMPLES = 12;
 const offsets = [];
@@ -29,13 +29,25 @@ export function secondsLeft(at) {
   return Math.max(0, Math.ceil((at - serverNow()) / 1000));
 }
 
-/** Fill every `[data-until]` element (a server instant) with the seconds left, e.g. " 12s";
- *  `urgent` under 5 s. Game modules call it after drawing, and the tick keeps it going. */
+/** `ms` left as a long deadline reads (issue 26, turn-based games): "2 d 5 h", "11 h 20 min",
+ *  "7 min"; the last 100 seconds as seconds, like every live clock. */
+export function longLeft(ms) {
+  if (ms < 100000) return Math.max(0, Math.ceil(ms / 1000)) + gettext("s");
+  const mins = Math.ceil(ms / 60000);
+  const d = Math.floor(mins / 1440), h = Math.floor((mins % 1440) / 60), m = mins % 60;
+  if (d) return fmt(gettext("%(d)s d %(h)s h"), { d: d, h: h });
+  if (h) return fmt(gettext("%(h)s h %(m)s min"), { h: h, m: m });
+  return fmt(gettext("%(m)s min"), { m: m });
+}
+
+/** Fill every `[data-until]` element (a server instant) with the seconds left, e.g. " 12s"
+ *  (with `data-long`: a turn-based game's hours and days, `longLeft`); `urgent` under 5 s.
+ *  Game modules call it after drawing, and the tick keeps it going. */
 export function paintCountdowns(now) {
   const t = now === undefined ? serverNow() : now;
   document.querySelectorAll("[data-until]").forEach(function (c) {
     const left = parseInt(c.dataset.until, 10) - t;
-    c.textContent = " " + Math.max(0, Math.ceil(left / 1000)) + gettext("s");
+    c.textContent = " " + (c.dataset.long ? longLeft(left) : Math.max(0, Math.ceil(left / 1000)) + gettext("s"));
     c.classList.toggle("urgent", left < 5000);
   });
 }
