@@ -243,9 +243,9 @@ export function renderActions(t, st) {
   const tb = t.turnBased(st);
   if (tb && t.canLook(st)) {
     // R28: the opening look waits for the player, until their first draw.
+    if (t.canDraw(st)) box.appendChild(el("p", "hint", gettext("Look first: your first draw ends your look.")));
     box.appendChild(button(gettext("Look at your two cards"), t.myTurn(st) ? "" : "secondary", "look",
       function () { t.look(); }));
-    if (t.canDraw(st)) box.appendChild(el("p", "hint", gettext("Look first: your first draw ends your look.")));
   }
   if (tb && t.askedToCall(st)) {
     // R28: the last step of your turn.
@@ -255,7 +255,9 @@ export function renderActions(t, st) {
     return;
   }
   if (t.canDraw(st)) {
-    box.appendChild(button(gettext("Draw from the deck"), "", "draw-deck", function () { t.act({ type: "draw", source: "deck" }); }));
+    // R28: while the look is still to take, it is the first thing offered; drawing comes second.
+    box.appendChild(button(gettext("Draw from the deck"), tb && t.canLook(st) ? "secondary" : "", "draw-deck",
+      function () { t.act({ type: "draw", source: "deck" }); }));
     if (t.canPile(st)) {
       box.appendChild(button(fmt(gettext("Take %(card)s from the pile"), { card: cardText(st.pile[st.pile.length - 1]) }),
         "secondary", "draw-pile", function () { t.act({ type: "draw", source: "pile" }); }));
