@@ -27,8 +27,17 @@ def _step(page: Any) -> str | None:
     for key in ("call", "draw-deck", "king", "discard"):
         b = page.locator(f"[data-key={key}]")
         if b.count() and b.first.is_enabled():
-            if key != "call":
-                b.first.click()
+            if key == "call":
+                return key
+            from playwright.sync_api import Error as PlaywrightError  # only with a browser
+
+            try:
+                handle = b.first.element_handle(timeout=2000)
+                handle.click(timeout=2000)
+            except PlaywrightError:  # redrawn away under the click: look again
+                return None
+            # The move's answer redraws the actions (the clicked button leaves the page).
+            page.wait_for_function("(b) => !b.isConnected", arg=handle)
             return key
     return None
 
@@ -61,7 +70,7 @@ def test_turn_based_crisp_call_through_the_step(
     page.wait_for_selector("#my-seat .peeking")
     assert page.locator("#my-seat .peeking").count() == 2
     assert page.locator(".peek-timer .countdown").count() == 0
-    assert page.locator("[data-key=look]").count() == 0
+    page.locator("[data-key=look]").wait_for(state="detached")  # taken: gone for the round
     assert "memorise" not in page.locator("#status-bar").inner_text().lower()
     shot(page, artifacts, f"crisp-tb-looked-{device}")
 
