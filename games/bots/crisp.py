@@ -54,6 +54,8 @@ from .observation import Observation, ObservationError
 KIND = "crisp"
 L, C, R = 0, 1, 2
 CALL = Action.call()
+#: R28's "no" to "Call crisp?" in a turn-based game (an engine action, unlike ``PASS``).
+NO_CALL = Action.pass_()
 #: The search's "do not call in this window" (not an engine action: nothing is submitted).
 PASS = "pass"  # noqa: S105 - a move name, not a secret
 _MEAN_CARD = sum(card_value(c) for c in FULL_DECK) / 52
@@ -232,7 +234,7 @@ def track(memory: Observation, recall: float = 1.0) -> Knowledge:
                     k.slots[me][L], k.slots[me][R] = d["left"], d["right"]
                 else:
                     k.forgotten += 1
-        elif typ == "draw_ready":
+        elif typ in ("draw_ready", "call_ready"):  # a move's clock starts (R23, R28)
             k.clock_from = at
             k.turns_taken = max(k.turns_taken, d["turn"])
         elif typ == "draw":
@@ -450,7 +452,9 @@ class Determiniser:
             if last_end[w["seat"]] is None:
                 last_end[w["seat"]] = [w["opened_at"], "played"]
         turn = None
-        ds = v["settings"]["draw_seconds"]
+        cfg = v["settings"]
+        # The move clock: the draw clock live, ``turn_seconds`` in a turn-based game (R28).
+        ds = cfg.get("turn_seconds") if cfg.get("pace") == "turn_based" else cfg["draw_seconds"]
         if t is not None:
             if t["phase"] == "start":
                 clock_from = None
@@ -614,6 +618,10 @@ class CrispBot(Level):
         look = Action.look()
         if look in legal and self.takes_look:
             return look
+        if NO_CALL in legal:
+            # R28 (turn-based): "Call crisp?" is the turn's last step -- the same decision as
+            # in a live window, from the same knowledge, answered by an action either way.
+            return CALL if self.wants_call(memory, k, det, now, rng) else NO_CALL
         if CALL in legal:
             key = _window_key(memory)
             if key is not None and key in _declined(memory):
@@ -907,6 +915,10 @@ class CrispSearch(EngineSearch[_Sim]):
             s.window = None
             t = r.turn
             assert t is not None
+            if t.phase == "call":
+                # R28: "Call crisp?" is its seat's call-or-pass decision, like a live window.
+                s.window, s.actor = t.no, t.seat
+                return t.seat
             open_ = []
             if r.caller is None and r.windows:
                 open_ = [w for w in r.windows if w.turn_no not in s.declined]
@@ -936,6 +948,9 @@ class CrispSearch(EngineSearch[_Sim]):
 
     def apply_action(self, s: _Sim, action: Hashable) -> Hashable:
         s.first = None
+        t = s.state.round.turn
+        if action == PASS and t is not None and t.phase == "call":
+            return super().apply_action(s, NO_CALL)  # R28: "no" is the engine's ``pass``
         if action == PASS:
             assert s.window is not None
             s.declined.add(s.window)
@@ -1171,6 +1186,7 @@ __all__ = [
     "BOTS",
     "CALL",
     "KIND",
+    "NO_CALL",
     "PASS",
     "CrispBot",
     "CrispSearch",

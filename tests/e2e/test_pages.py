@@ -60,7 +60,13 @@ def test_create_game_with_settings(host: Any) -> None:
     game = Game.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
     assert (game.kind, game.private) == ("crisp", True)
-    assert game.settings == {"target_score": 150, "draw_seconds": 45, "pile_draw": True}
+    assert game.settings == {
+        "target_score": 150,
+        "draw_seconds": 45,
+        "pile_draw": True,
+        "pace": "live",
+        "turn_seconds": None,
+    }
 
 
 def test_create_with_bad_settings_is_a_friendly_message(host: Any) -> None:

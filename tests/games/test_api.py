@@ -80,7 +80,13 @@ def test_create_and_validation(users):
     assert r.status_code == 201
     body = r.json()
     assert body["kind"] == "crisp" and (body["min_seats"], body["max_seats"]) == (2, 8)
-    assert body["settings"] == {"target_score": 150, "draw_seconds": 60, "pile_draw": True}
+    assert body["settings"] == {
+        "target_score": 150,
+        "draw_seconds": 60,
+        "pile_draw": True,
+        "pace": "live",
+        "turn_seconds": None,
+    }
     assert body["you"] == 0 and body["invite_code"] and body["version"] == 1
     assert "state" not in body and "seed" not in body
     assert post(c, BASE, {}).json()["settings"]["target_score"] == 100  # the engine's default

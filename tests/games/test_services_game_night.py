@@ -37,7 +37,13 @@ def test_rematch_copies_the_settings_and_seats_those_who_accept(users, start_gam
     services.game_end_now(game=g, user=staff)
     new = services.game_rematch(game=g, user=users[1])
     assert (new.kind, new.private) == (g.kind, True)
-    assert new.settings == {"target_score": 150, "draw_seconds": 45, "pile_draw": True}
+    assert new.settings == {
+        "target_score": 150,
+        "draw_seconds": 45,
+        "pile_draw": True,
+        "pace": "live",
+        "turn_seconds": None,
+    }
     assert new.status == Game.Status.LOBBY and new.host == users[1] and new.rematch_of_id == g.pk
     assert new.invite_code != g.invite_code
     offer = Event.objects.filter(game=g, type="rematch_offered").get()

@@ -25,7 +25,13 @@ def test_create_seats_the_host_and_bumps_version(users):
         host=users[0], settings={"target_score": 150, "draw_seconds": 45, "pile_draw": True}
     )
     assert (g.kind, g.status, g.version) == ("crisp", "lobby", 1)
-    assert g.settings == {"target_score": 150, "draw_seconds": 45, "pile_draw": True}
+    assert g.settings == {
+        "target_score": 150,
+        "draw_seconds": 45,
+        "pile_draw": True,
+        "pace": "live",
+        "turn_seconds": None,
+    }
     assert list(g.seats.values_list("number", "user")) == [(0, users[0].pk)]
     assert codes(g) == ["game_created", "seat_joined"]
     assert len(g.invite_code) == 8
@@ -33,7 +39,13 @@ def test_create_seats_the_host_and_bumps_version(users):
 
 def test_create_fills_the_engines_defaults(users):
     g = services.game_create(host=users[0], settings={"draw_seconds": 30})
-    assert g.settings == {"target_score": 100, "draw_seconds": 30, "pile_draw": False}
+    assert g.settings == {
+        "target_score": 100,
+        "draw_seconds": 30,
+        "pile_draw": False,
+        "pace": "live",
+        "turn_seconds": None,
+    }
 
 
 @pytest.mark.parametrize(

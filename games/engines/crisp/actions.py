@@ -23,7 +23,19 @@ __all__ = ["ACTION_TYPES", "PLACES", "PLACE_INDEX", "SOURCES", "Action", "Event"
 PLACES = ("left", "centre", "right")
 PLACE_INDEX = {p: i for i, p in enumerate(PLACES)}
 SOURCES = ("deck", "pile")
-ACTION_TYPES: tuple[str, ...] = ("look", "draw", "swap", "discard", "jack", "queen", "king", "call")
+#: ``pass`` is R28's "no" to "Call crisp?" (turn-based games only); ``call`` is its "yes" there
+#: and the call in the window of a live game.
+ACTION_TYPES: tuple[str, ...] = (
+    "look",
+    "draw",
+    "swap",
+    "discard",
+    "jack",
+    "queen",
+    "king",
+    "call",
+    "pass",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +80,11 @@ class Action:
     @classmethod
     def call(cls) -> Action:
         return cls("call")
+
+    @classmethod
+    def pass_(cls) -> Action:
+        """R28's "no" to "Call crisp?" (``pass`` is a Python keyword, hence the underscore)."""
+        return cls("pass")
 
     # -- wire -------------------------------------------------------------------------------
     def to_wire(self) -> dict[str, Any]:

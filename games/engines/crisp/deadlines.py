@@ -7,11 +7,11 @@ deadline and calls ``fire(state, key, now)`` (or the periodic ``advance``).
 ``Deadline.at`` is the **first instant at which the deadline has taken effect**.  For deadlines
 that *open* something (``memorise_over``, ``may_start``, ``next_round``) that is the boundary
 itself: the next player may draw at exactly t + 2 s.  For deadlines that *close* something
-(``window_closed``, ``draw_timeout``) it is the boundary plus 1 ms, because the boundary
-instant still belongs to the player: a call at exactly t + 3 s counts and an action at exactly a
-draw's deadline is on time (R18).  With integer milliseconds this makes every boundary exact and
-lets ``apply``, ``fire`` and ``advance`` all use the same rule: a deadline with ``at <= now``
-has happened before anything done at ``now``.
+(``window_closed``, ``draw_timeout``, ``call_timeout``) it is the boundary plus 1 ms, because
+the boundary instant still belongs to the player: a call at exactly t + 3 s counts and an action
+at exactly a draw's deadline is on time (R18).  With integer milliseconds this makes every
+boundary exact and lets ``apply``, ``fire`` and ``advance`` all use the same rule: a deadline
+with ``at <= now`` has happened before anything done at ``now``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = ["Deadline", "pending_deadlines"]
 _KIND_ORDER = {
     "window_closed": 0,
     "draw_timeout": 1,
+    "call_timeout": 1,
     "memorise_over": 2,
     "may_start": 2,
     "next_round": 3,
@@ -54,15 +55,13 @@ def pending_deadlines(state: GameState) -> list[Deadline]:
                 out.append(Deadline(f"r{n}:memorise", "memorise_over", t.start_at))
             else:
                 out.append(Deadline(f"r{n}:t{t.no}:start", "may_start", t.start_at))
-        elif state.settings.draw_seconds is not None:
+        elif state.settings.move_ms is not None:
             assert t.clock_from is not None
-            out.append(
-                Deadline(
-                    f"r{n}:t{t.no}:d{t.draw_no}:timeout",
-                    "draw_timeout",
-                    t.clock_from + state.settings.draw_seconds * 1000 + 1,
-                )
-            )
+            at = t.clock_from + state.settings.move_ms + 1
+            if t.phase == "call":  # R28: "Call crisp?" unanswered in time is a "no"
+                out.append(Deadline(f"r{n}:t{t.no}:call", "call_timeout", at))
+            else:
+                out.append(Deadline(f"r{n}:t{t.no}:d{t.draw_no}:timeout", "draw_timeout", at))
     if len(out) > 1:
         out.sort(key=lambda d: (d.at, _KIND_ORDER[d.kind], d.key))
     return out

@@ -21,7 +21,8 @@ from ..base import (  # noqa: F401
 # Crisp's own stable codes.  Never rename one; add new ones instead.
 ROUND_OVER = "round_over"  # between the reveal and the next deal
 TOO_EARLY = "too_early"  # memorise period or the 2 s start delay not over yet
-WRONG_PHASE = "wrong_phase"  # e.g. swap with nothing drawn, draw while holding a card
+WRONG_PHASE = "wrong_phase"  # e.g. swap with nothing drawn, draw while holding a card,
+# a move before answering "Call crisp?" (R28), a pass in a live game
 ALREADY_LOOKED = "already_looked"
 LOOK_EXPIRED = "look_expired"  # the seat's first turn has begun (R3, R16)
 PILE_DRAW_OFF = "pile_draw_off"  # setting 3 not enabled

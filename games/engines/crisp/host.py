@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import host_choices
+from ..base import BAD_SETTINGS, PACE_PROPERTIES, TURN_BASED, IllegalAction, host_choices
 from .state import Settings
 
 TARGET_SCORES = (50, 100, 150)
@@ -41,6 +41,8 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "title": "Drawing from the discard pile",
             "description": "Whether a turn may take the top of the discard pile (section 10).",
         },
+        # Issue 26: live or turn-based (R28), the same two properties in every game.
+        **PACE_PROPERTIES,
     },
 }
 
@@ -58,8 +60,28 @@ def host_settings(choices: Mapping[str, Any]) -> Settings:
     Traceback (most recent call last):
     ...
     games.engines.base.IllegalAction: bad_settings: pile_draw must be true or false
+    >>> host_settings({"pace": "turn_based", "turn_seconds": 86400}).move_ms
+    86400000
+    >>> host_settings({"pace": "turn_based"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    games.engines.base.IllegalAction: bad_settings: a turn-based game needs turn_seconds...
     """
-    return Settings(**host_choices(SETTINGS_SCHEMA, choices))
+    chosen = host_choices(SETTINGS_SCHEMA, choices)
+    if chosen["pace"] == TURN_BASED:
+        # R28: the move clock IS turn_seconds; a live draw clock beside it would be a second,
+        # contradicting clock.  Refused with the reason rather than silently dropped.
+        if chosen["turn_seconds"] is None:
+            raise IllegalAction(
+                BAD_SETTINGS, "a turn-based game needs turn_seconds: 43200, 86400 or 259200"
+            )
+        if chosen["draw_seconds"] is not None:
+            raise IllegalAction(
+                BAD_SETTINGS,
+                "a turn-based game has no time per draw: draw_seconds must be null "
+                "(each move has turn_seconds)",
+            )
+    return Settings(**chosen)
 
 
 def winners_on_scores(scores: list[int]) -> list[int]:

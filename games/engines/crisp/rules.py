@@ -122,7 +122,7 @@ def _deal(st: GameState, number: int, dealer: int, at: int, events: list[Event])
         turn=None,
     )
     first = (dealer + 1) % n
-    start = at + st.settings.memorise_ms
+    start = at + st.settings.memorise_period  # R28: none in a turn-based game
     events.append(
         Event(
             "round_dealt",
@@ -207,7 +207,9 @@ def can(
     t = r.turn
     if t is None or t.seat != seat:
         return out
-    if t.phase == "play":
+    if t.phase == "call":  # R28: the turn's last step
+        out += ["call", "pass"]
+    elif t.phase == "play":
         held = t.held
         assert held is not None
         if t.held_from == "pile":
@@ -266,6 +268,8 @@ def _apply_deadline(st: GameState, d: Deadline, events: list[Event]) -> None:
         _open_draw(st, d.at, events)
     elif d.kind == "draw_timeout":
         _timeout(st, d.at, events)
+    elif d.kind == "call_timeout":
+        _answer(st, d.at, False, True, events)  # R28: a timeout answers "no"
     elif d.kind == "next_round":
         _deal(st, r.number + 1, (r.dealer + 1) % st.seats, d.at, events)
     else:  # pragma: no cover - pending_deadlines only makes the kinds above
@@ -284,6 +288,8 @@ def _candidates(st: GameState, seat: int) -> list[Action]:
     t = st.round.turn
     if t is None or t.seat != seat:
         return out
+    if t.phase == "call":
+        return [*out, Action.pass_()]
     if t.phase in ("start", "draw"):
         return [*out, Action.draw("deck"), Action.draw("pile")]
     out += [Action.swap(p) for p in PLACES]
@@ -314,12 +320,28 @@ def _check(st: GameState, seat: int, action: Action, now: int) -> None:
             raise IllegalAction(E.LOOK_EXPIRED, "the opening look ends when your first turn begins")
         return
     if typ == "call":
-        _check_call(st, seat, now)
+        if st.settings.turn_based:
+            _check_answer(st, seat, "call")
+        else:
+            _check_call(st, seat, now)
+        return
+    if typ == "pass":
+        if not st.settings.turn_based:
+            raise IllegalAction(
+                E.WRONG_PHASE,
+                'pass answers "Call crisp?", which only a turn-based game asks; '
+                "in a live game the next turn simply starts",
+            )
+        _check_answer(st, seat, "pass")
         return
     t = r.turn
     assert t is not None
     if t.seat != seat:
         raise IllegalAction(E.NOT_YOUR_TURN, f"it is seat {t.seat}'s turn")
+    if t.phase == "call":
+        raise IllegalAction(
+            E.WRONG_PHASE, 'your turn is over but for its last step: answer "Call crisp?"'
+        )
     if typ == "draw":
         if t.phase == "play":
             raise IllegalAction(E.WRONG_PHASE, "you already hold a drawn card: play it first")
@@ -383,6 +405,27 @@ def _check(st: GameState, seat: int, action: Action, now: int) -> None:
     raise IllegalAction(E.BAD_ACTION, f"unknown action type {typ!r}")  # pragma: no cover
 
 
+def _check_answer(st: GameState, seat: int, typ: str) -> None:
+    """R28 (turn-based): ``call`` and ``pass`` answer "Call crisp?", the last step of the
+    seat's own turn, and nothing else."""
+    r = st.round
+    t = r.turn
+    if typ == "call" and r.caller is not None:
+        _check_call(st, seat, st.clock)  # the live reasons: already called, final turns
+    if t is None or t.seat != seat:
+        raise IllegalAction(
+            E.NOT_YOUR_TURN,
+            '"Call crisp?" is the last step of your own turn in a turn-based game',
+        )
+    if t.phase != "call":
+        if typ == "call" and t.final:
+            raise IllegalAction(E.FINAL_TURNS, "nobody may call crisp during the final turns")
+        raise IllegalAction(
+            E.NO_WINDOW if typ == "call" else E.WRONG_PHASE,
+            '"Call crisp?" is asked when the last card of your turn has been played',
+        )
+
+
 def _check_call(st: GameState, seat: int, now: int) -> None:
     r = st.round
     if r.caller is not None:
@@ -419,6 +462,9 @@ def _do(st: GameState, seat: int, a: Action, now: int, events: list[Event]) -> N
         r.looked[seat] = True
         left, _, right = r.hands[seat]  # R17: what lies there now
         events.append(Event("look", {"seat": seat, "at": now, "left": left, "right": right}))
+        return
+    if a.type in ("call", "pass") and st.settings.turn_based:
+        _answer(st, now, a.type == "call", False, events)
         return
     if a.type == "call":
         _call(st, seat, now, events)
@@ -571,7 +617,7 @@ def _open_draw(st: GameState, at: int, events: list[Event]) -> None:
     assert t is not None and t.phase == "start"
     t.phase = "draw"
     t.clock_from = at
-    ds = st.settings.draw_seconds
+    ms = st.settings.move_ms
     events.append(
         Event(
             "draw_ready",
@@ -582,7 +628,7 @@ def _open_draw(st: GameState, at: int, events: list[Event]) -> None:
                 "draw_no": t.draw_no,
                 "extra_draws_left": t.extra_draws,
                 "final": t.final,
-                "deadline": at + ds * 1000 if ds is not None else None,
+                "deadline": at + ms if ms is not None else None,
             },
         )
     )
@@ -621,6 +667,24 @@ def _end_turn(st: GameState, at: int, timed_out: bool, events: list[Event]) -> N
     t = r.turn
     assert t is not None
     seat = t.seat
+    if st.settings.turn_based and not timed_out and not t.final and r.caller is None:
+        # R28: the last card of the turn is played; its last step is "Call crisp?", under
+        # the same time per move.  A final turn or a timed-out one asks nothing (section 7,
+        # R10), as no window opens live.
+        t.phase, t.clock_from = "call", at
+        ms = st.settings.move_ms
+        events.append(
+            Event(
+                "call_ready",
+                {
+                    "seat": seat,
+                    "at": at,
+                    "turn": t.no,
+                    "deadline": at + ms if ms is not None else None,
+                },
+            )
+        )
+        return
     r.last_end[seat] = [at, "timeout" if timed_out else "played"]
     closes_at = None
     if t.final:
@@ -630,7 +694,7 @@ def _end_turn(st: GameState, at: int, timed_out: bool, events: list[Event]) -> N
         r.windows.append(Window(seat, t.no, at, closes_at))
     nxt = (seat + 1) % st.seats
     last = r.caller is not None and nxt == r.caller
-    next_start = at if timed_out else at + st.settings.start_delay_ms
+    next_start = at if timed_out else at + st.settings.start_delay
     events.append(
         Event(
             "turn_ended",
@@ -651,6 +715,52 @@ def _end_turn(st: GameState, at: int, timed_out: bool, events: list[Event]) -> N
         _reveal(st, at, events)  # R11: the last final turn opens no window; the round ends
         return
     _new_turn(st, nxt, next_start, at, events)
+
+
+def _answer(st: GameState, at: int, called: bool, timed_out: bool, events: list[Event]) -> None:
+    """R28: the answer to "Call crisp?" ends the turn; the next turn starts at once.  A call
+    makes every other seat's next turn a final turn (R11), as a call in a live window does
+    before the next player has started.  Events: ``pass`` (a "no", ``timeout`` when the clock
+    answered it), ``turn_ended``, then ``call`` for a "yes" -- the live order of a call."""
+    r = st.round
+    t = r.turn
+    assert t is not None and t.phase == "call"
+    seat = t.seat
+    if not called:
+        events.append(Event("pass", {"seat": seat, "at": at, "turn": t.no, "timeout": timed_out}))
+    r.last_end[seat] = [at, "timeout" if timed_out else "played"]
+    nxt = (seat + 1) % st.seats
+    events.append(
+        Event(
+            "turn_ended",
+            {
+                "seat": seat,
+                "at": at,
+                "turn": t.no,
+                "timeout": timed_out,
+                "final": False,
+                "window_closes_at": None,
+                "next_seat": nxt,
+                "next_start_at": at,
+            },
+        )
+    )
+    r.turn = None
+    if called:
+        r.caller, r.called_at = seat, at
+        events.append(
+            Event(
+                "call",
+                {
+                    "seat": seat,
+                    "at": at,
+                    "turn": t.no,
+                    "finals_done": [],
+                    "final_turns_left": st.seats - 1,
+                },
+            )
+        )
+    _new_turn(st, nxt, at, at, events)
 
 
 def _call(st: GameState, seat: int, now: int, events: list[Event]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import JsonSettings, is_int
+from ..base import LIVE, TURN_BASED, JsonSettings, check_pace, is_int
 from .errors import BAD_SETTINGS, IllegalAction
 
 
@@ -27,6 +27,10 @@ class Settings(JsonSettings):
     """The host's lobby settings (section 10) plus the timer lengths.
 
     The timers are settings only so tests can shorten them; the product uses the defaults.
+    ``pace`` is the platform's (issue 26): ``"turn_based"`` plays R28 -- every move's clock is
+    ``turn_seconds`` (the draw clock ``draw_seconds`` must then be ``None``), there is no crisp
+    window, no memorise period and no start delay (the properties below say so once, for the
+    rules, the deadlines and the views).
 
     >>> Settings(target_score=50, draw_seconds=30, pile_draw=True).to_json()["draw_seconds"]
     30
@@ -43,8 +47,16 @@ class Settings(JsonSettings):
     start_delay_ms: int = 2000
     memorise_ms: int = 5000
     between_rounds_ms: int = 8000
+    pace: str = LIVE
+    turn_seconds: int | None = None
 
     def __post_init__(self) -> None:
+        check_pace(self.pace, self.turn_seconds)
+        if self.pace == TURN_BASED and self.draw_seconds is not None:
+            raise IllegalAction(
+                BAD_SETTINGS,
+                "a turn-based game's clock is turn_seconds: draw_seconds must be null (R28)",
+            )
         if not is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
         if self.draw_seconds is not None and (
@@ -61,13 +73,39 @@ class Settings(JsonSettings):
             # Section 10: the next player may start *inside* the window (2 s of 3 s).
             raise IllegalAction(BAD_SETTINGS, "start_delay_ms may not exceed window_ms")
 
+    @property
+    def turn_based(self) -> bool:
+        """R28: the call is the last step of a turn, not a window."""
+        return self.pace == TURN_BASED
+
+    @property
+    def move_ms(self) -> int | None:
+        """The clock of one move (a draw with its play, or R28's "Call crisp?"), or ``None``
+        for no limit: ``turn_seconds`` in a turn-based game, else ``draw_seconds``."""
+        secs = self.turn_seconds if self.pace == TURN_BASED else self.draw_seconds
+        return None if secs is None else secs * 1000
+
+    @property
+    def memorise_period(self) -> int:
+        """Ms from the deal to the first turn: none in a turn-based game (R28: play does not
+        wait; each seat's look waits for that seat instead)."""
+        return 0 if self.pace == TURN_BASED else self.memorise_ms
+
+    @property
+    def start_delay(self) -> int:
+        """Ms from a turn's end to the next turn's first draw: the live window's overlap; none
+        in a turn-based game (R28: the next turn starts when you answer)."""
+        return 0 if self.pace == TURN_BASED else self.start_delay_ms
+
 
 @dataclass(slots=True)
 class Turn:
     """The turn under way or about to begin.
 
     ``phase`` is what the turn awaits: ``"start"`` (a time: the memorise period or the start
-    delay), ``"draw"`` (the seat must draw) or ``"play"`` (the seat holds ``held``).
+    delay), ``"draw"`` (the seat must draw), ``"play"`` (the seat holds ``held``) or, in a
+    turn-based game only, ``"call"`` (R28: its last card is played; it must answer "Call
+    crisp?", its clock running from ``clock_from``).
     ``draw_no`` counts the turn's draws (1 = the normal draw, 2+ = King extra draws);
     ``clock_from`` is when the current draw's clock started (R10, R23).
     """

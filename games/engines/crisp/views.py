@@ -56,7 +56,7 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
     t = r.turn
     held = None
     turn = None
-    ds = state.settings.draw_seconds
+    ms = state.settings.move_ms
     if t is not None:
         if t.held is not None:
             shown = t.held_from == "pile" or seat == t.seat
@@ -71,8 +71,10 @@ def view(state: GameState, seat: int | None, now: int) -> dict[str, Any]:
             "draw_no": t.draw_no,
             "extra_draws_left": t.extra_draws,
             "kings_in_play": [k[0] for k in t.kings],  # played face up, not yet discarded
+            # The last on-time ms of the move under way: a draw with its play, or R28's
+            # "Call crisp?" (phase "call") in a turn-based game.
             "draw_deadline": (
-                t.clock_from + ds * 1000 if ds is not None and t.clock_from is not None else None
+                t.clock_from + ms if ms is not None and t.clock_from is not None else None
             ),
         }
     deadlines = pending_deadlines(state)
@@ -129,7 +131,8 @@ def awaiting(state: GameState, now: int) -> Awaiting:
 
     ``kind``: ``"start"`` (the turn's seat, waiting for the memorise period or the start delay
     to end at ``deadline``), ``"draw"`` / ``"play"`` (the turn's seat must draw / holds a card;
-    ``deadline`` its draw's timeout, ``None`` without a time per draw), ``"next_round"``
+    ``deadline`` its draw's timeout, ``None`` without a time per draw), ``"call_or_pass"``
+    (turn-based, R28: the turn's seat must answer "Call crisp?" by ``deadline``), ``"next_round"``
     (nobody: the next deal comes at ``deadline``) or ``"nothing"`` (the game is over).  A
     look or a crisp call is never awaited: both are a seat's option, not the table's wait.
 
@@ -154,9 +157,13 @@ def _awaited(state: GameState) -> Awaiting:
     assert t is not None
     if t.phase == "start":
         return _awaiting("start", [t.seat], t.start_at)
-    ds = state.settings.draw_seconds
-    timeout = None if ds is None or t.clock_from is None else t.clock_from + ds * 1000 + 1
-    return _awaiting(t.phase, [t.seat], timeout)
+    ms = state.settings.move_ms
+    timeout = None if ms is None or t.clock_from is None else t.clock_from + ms + 1
+    return _awaiting(_AWAITED_KIND.get(t.phase, t.phase), [t.seat], timeout)
+
+
+#: The turn's phase as the shared turn model names it: R28's step is "call_or_pass".
+_AWAITED_KIND = {"call": "call_or_pass"}
 
 
 # Event redaction --------------------------------------------------------------------------------
@@ -221,6 +228,8 @@ _PUBLIC_EVENTS = frozenset(
         "turn_ended",
         "window_closed",
         "call",
+        "call_ready",
+        "pass",
         "pile_turned",
         "reveal",
         "game_over",

@@ -24,6 +24,12 @@ export function describer(table) {
       case "seat_kicked": return fmt(gettext("%(name)s was removed by the host."), { name: d.name });
       case "game_started": return gettext("The game starts.");
       case "round_dealt":
+        if (table.turnBased && table.turnBased()) {
+          // R28: no memorise period; the look is the player's own button.
+          return you(d.dealer)
+            ? fmt(gettext("Round %(n)s: you deal."), { n: d.round })
+            : fmt(gettext("Round %(n)s: %(dealer)s deals."), { n: d.round, dealer: table.name(d.dealer) });
+        }
         return you(d.dealer)
           ? fmt(gettext("Round %(n)s: you deal. Memorise your left and right cards!"), { n: d.round })
           : fmt(gettext("Round %(n)s: %(dealer)s deals. Memorise your left and right cards!"),
@@ -68,6 +74,13 @@ export function describer(table) {
       case "call":
         return me ? gettext("You called CRISP! Everyone else has one final turn.")
           : fmt(gettext("%(name)s called CRISP! Everyone else has one final turn."), { name: who });
+      case "pass":
+        if (d.timeout) {
+          return { kind: "timeout", text: me ? gettext("Your time ran out: no crisp call.")
+            : fmt(gettext("%(name)s's time ran out: no crisp call."), { name: who }) };
+        }
+        return me ? gettext("You did not call crisp.")
+          : fmt(gettext("%(name)s did not call crisp."), { name: who });
       case "pile_turned": return gettext("The deck ran out: the discard pile was turned over.");
       case "reveal": return fmt(gettext("Round %(n)s is over: all cards face up."), { n: d.round });
       case "game_over": {

@@ -7,6 +7,10 @@
  * back", ticking, focus) is the shared controller's (static/js/table/controller.js); this
  * module supplies Crisp's hooks.
  *
+ * Turn-based games (rules/crisp.md R28): no crisp window and no memorise period; the opening
+ * look is a button the player presses (until their first draw), and the turn's last step is
+ * "Call crisp?" -- two buttons, answered with `call` or `pass`. The clock reads in hours/days.
+ *
  * Private looks (opening look, Jack, Queen receipt) arrive once, in an event. They are shown for
  * a short time and then dropped from memory (R3/R4): nothing is written to storage, and the
  * redacted state never carries them again.
@@ -34,9 +38,15 @@ class CrispTable extends TableController {
     this.lastHeld = "";
   }
 
-  describer() { return describer({ you: this.you, name: (s) => this.nameOf(s) }); }
+  describer() {
+    return describer({ you: this.you, name: (s) => this.nameOf(s), turnBased: () => this.turnBased(this.state()) });
+  }
 
   // --- facts -----------------------------------------------------------------------------
+  /** R28: a turn-based game (the host's pace). */
+  turnBased(st) { return !!st && !!st.settings && st.settings.pace === "turn_based"; }
+  /** R28: my turn's last step, "Call crisp?", is asked now. */
+  askedToCall(st) { return this.myTurn(st) && st.turn.phase === "call"; }
   myTurn(st) { return !!st.turn && st.turn.seat === this.you && st.status === "playing" && !st.reveal; }
   canDraw(st) {
     if (!this.myTurn(st)) return false;
@@ -81,7 +91,7 @@ class CrispTable extends TableController {
     const still = () => {
       const st = this.state();
       if (!st) return false;
-      if (action.type === "call") return !!this.myWindow(st);
+      if (action.type === "call" && !this.turnBased(st)) return !!this.myWindow(st);
       return this.turnKey(st) === key;
     };
     this.conn.act(action, { retries: 1, still: still }).catch((f) => this.refused(f));
@@ -91,6 +101,8 @@ class CrispTable extends TableController {
    *  even on the page when the game has just started -- and retried until it is seen or no
    *  longer possible. It is sent without a version: looks never conflict (services.game_act). */
   prepare(st) {
+    // R28: in a turn-based game the player takes the look when they choose (a button).
+    if (this.turnBased(st)) return;
     if (this.you === null || !this.canLook(st) || this.lookSentRound === st.round || !this.conn) return;
     const round = st.round;
     this.lookSentRound = round;
@@ -103,6 +115,18 @@ class CrispTable extends TableController {
       if (f && f.code === "not_connected") this.lookSentRound = null;
     });
     return this.asked;
+  }
+
+  /** R28: the player's own "Look at your two cards" (sent without a version, like the page's). */
+  look() {
+    const st = this.state();
+    if (!st || !this.canLook(st) || !this.conn) return;
+    const round = st.round;
+    this.conn.act({ type: "look" }, {
+      versioned: false,
+      retries: 2,
+      still: () => { const s = this.state(); return !!s && s.round === round && this.canLook(s); },
+    }).catch((f) => this.refused(f));
   }
 
   /** The look is taken by the page itself: its refusals (already taken in another tab, or
@@ -135,7 +159,8 @@ class CrispTable extends TableController {
     const me = this.you;
     if (ev.type === "look" && d.seat === me && d.left) {
       // Shown until the first turn may start, and never less than a few seconds.
-      const memo = (st && st.settings && st.settings.memorise_ms) || 5000;
+      // R28: a turn-based game has no memorise period; its look shows for the live default.
+      const memo = (st && st.settings && !this.turnBased(st) && st.settings.memorise_ms) || 5000;
       const until = st && st.turn && st.turn.phase === "start" && st.turn.no === 1 ? st.turn.start_at - this.now() : 0;
       const ms = Math.max(until, Math.min(memo, 4000));
       this.peek(me, "left", d.left, ms);
@@ -188,7 +213,7 @@ class CrispTable extends TableController {
   /** What, besides a new version, calls for a redraw on the tick: the start delay passing, a
    *  window closing, a look or a mark expiring. */
   redrawKey(st) {
-    return [this.canDraw(st), this.canPile(st), !!this.myWindow(st),
+    return [this.canDraw(st), this.canPile(st), !!this.myWindow(st), this.canLook(st),
       this.mode ? this.mode.kind + (this.mode.place || "") : "",
       this.live(this.peeks), this.live(this.marks)].join("|");
   }
@@ -259,6 +284,7 @@ CrispTable.WORDS = {
   special_not_swappable: gettext("A Jack, Queen or King from the deck cannot be swapped in."),
   pile_empty: gettext("The discard pile is empty."),
   round_over: gettext("The round is over."),
+  look_expired: gettext("Too late: your look ended with your first draw."),
 };
 
 startTable(CrispTable);

@@ -142,9 +142,12 @@ function renderSeat(t, st, s, pos) {
     const until = t.peekUntil();
     if (until) {
       const pt = el("div", "peek-timer", gettext("Memorise!"));
-      const pc = el("span", "countdown");
-      pc.dataset.until = String(Math.round(until));
-      pt.appendChild(pc);
+      // R28: no memorise countdown in a turn-based game (nothing waits on it).
+      if (!(t.turnBased && t.turnBased(st))) {
+        const pc = el("span", "countdown");
+        pc.dataset.until = String(Math.round(until));
+        pt.appendChild(pc);
+      }
       seat.appendChild(pt);
     }
   }
@@ -237,8 +240,24 @@ export function renderActions(t, st) {
     box.appendChild(call);
   }
   if (st.status !== "playing" || st.reveal) return;
+  const tb = t.turnBased(st);
+  if (tb && t.canLook(st)) {
+    // R28: the opening look waits for the player, until their first draw.
+    if (t.canDraw(st)) box.appendChild(el("p", "hint", gettext("Look first: your first draw ends your look.")));
+    box.appendChild(button(gettext("Look at your two cards"), t.myTurn(st) ? "" : "secondary", "look",
+      function () { t.look(); }));
+  }
+  if (tb && t.askedToCall(st)) {
+    // R28: the last step of your turn.
+    box.appendChild(el("p", "hint call-question", gettext("Call crisp?")));
+    box.appendChild(button(gettext("Call CRISP!"), "crisp-button", "call", function () { t.act({ type: "call" }); }));
+    box.appendChild(button(gettext("No"), "secondary", "pass", function () { t.act({ type: "pass" }); }));
+    return;
+  }
   if (t.canDraw(st)) {
-    box.appendChild(button(gettext("Draw from the deck"), "", "draw-deck", function () { t.act({ type: "draw", source: "deck" }); }));
+    // R28: while the look is still to take, it is the first thing offered; drawing comes second.
+    box.appendChild(button(gettext("Draw from the deck"), tb && t.canLook(st) ? "secondary" : "", "draw-deck",
+      function () { t.act({ type: "draw", source: "deck" }); }));
     if (t.canPile(st)) {
       box.appendChild(button(fmt(gettext("Take %(card)s from the pile"), { card: cardText(st.pile[st.pile.length - 1]) }),
         "secondary", "draw-pile", function () { t.act({ type: "draw", source: "pile" }); }));
@@ -301,7 +320,8 @@ export function renderStatus(t, st, baseTitle) {
     const who = tn.seat === t.you ? gettext("Your turn") : fmt(gettext("%(name)s's turn"), { name: t.names[tn.seat] });
     text = fmt(gettext("Round %(n)s · %(who)s"), { n: st.round, who: who });
     if (tn.final) text += " · " + gettext("final turn");
-    if (tn.draw_no > 1) text += " · " + gettext("King's extra draw");
+    if (tn.draw_no > 1 && tn.phase !== "call") text += " · " + gettext("King's extra draw");
+    if (tn.phase === "call") text += " · " + gettext("Call crisp?");
     if (tn.extra_draws_left) text += " · " + fmt(ngettext("%(n)s extra draw left", "%(n)s extra draws left", tn.extra_draws_left), { n: tn.extra_draws_left });
     // A replay's clock does not run: no countdown there, nor words that wait for one.
     if (!t.replay && tn.phase === "start" && tn.start_at > t.now()) {
@@ -319,6 +339,7 @@ export function renderStatus(t, st, baseTitle) {
     const c = el("span", "countdown big clock");
     c.id = "table-clock";
     c.dataset.until = String(until);
+    // R28: a turn-based move's clock reads in hours and days (clock.js's leftText).
     bar.appendChild(c);
   }
   if (st.caller !== null && !st.reveal && st.status === "playing") {
