@@ -20,11 +20,10 @@ from tests.games.conftest import (  # noqa: F401 - fixtures
 
 @pytest.fixture
 def notify_live(settings: Any) -> None:
-    """Live games notify too, for these tests.
-
-    TODO(lead): the engines of this branch refuse ``pace`` (tbmode teaches them it); once they
-    accept it, start turn-based games (``pace="turn_based", turn_seconds=N``) instead and drop
-    this fixture."""
+    """Live games notify too, for these tests: what a notification says does not depend on the
+    pace, and the leak kit's tables (each kind's live menu) play far more moves per game than a
+    turn-based game's tests would. The path of a real turn-based game, with the default
+    ``CRISP_NOTIFY_PACES``, is ``test_integration.py``'s."""
     settings.CRISP_NOTIFY_PACES = ("live", "turn_based")
 
 

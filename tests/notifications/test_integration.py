@@ -15,7 +15,6 @@ pytestmark = pytest.mark.django_db
 def test_a_move_mails_and_pushes_the_next_player(
     make_user,
     start_game,
-    notify_live,
     move,
     queued,
     push_service,
@@ -24,7 +23,7 @@ def test_a_move_mails_and_pushes_the_next_player(
 ):
     people = [make_user(f"p{i}", email=f"p{i}@example.com") for i in range(4)]
     with django_capture_on_commit_callbacks(execute=True):
-        game = start_game(people, kind="triple_crown")
+        game = start_game(people, kind="triple_crown", pace="turn_based", turn_seconds=86_400)
     assert {args for _, args, _ in queued} == {(people[0].pk, game.pk), (people[0].pk,)}
     queued.clear()
     browser = Browser()

@@ -8,9 +8,9 @@ no card code (``leak_kit.cards_in``), no role (``leak_triple_crown.role_marks``)
 receiver's own: a notification says whose move it is, in which game, until when, and nothing of
 the table.
 
-TODO(lead): the engines of this branch refuse ``pace``; these games are live (some with a move
-clock, as each kind's table picks) with live games notifying (``notify_live``). Once the
-engines accept it, start them with ``{"pace": "turn_based", "turn_seconds": N}``.
+The games are live (some with a move clock, as each kind's table picks) with live games
+notifying (``notify_live``): a notification's words do not depend on the pace, and the live
+tables reach every phase of every kind (``test_integration.py`` follows a turn-based game).
 """
 
 from __future__ import annotations
