@@ -136,7 +136,7 @@ def mailable(user: Any) -> bool:
     return bool(
         user.is_active
         and user.email
-        and not getattr(user, "is_guest", False)
+        and not user.is_guest
         and not getattr(user, "is_bot", False)
     )
 
