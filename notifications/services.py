@@ -184,7 +184,10 @@ def send_digest(user_id: int) -> list[int]:
         awaited = games_awaiting(user_id)
         if not awaited:
             return []
-        since = timezone.now() - timedelta(seconds=settings.CRISP_MAIL_GAME_INTERVAL_SECONDS)
+        # The games' clock (``games.clock``), which their deadlines and moves are on: one clock
+        # for "an hour since the last mail" and "a day per move".
+        now = clock.now()
+        since = now - timedelta(seconds=settings.CRISP_MAIL_GAME_INTERVAL_SECONDS)
         with transaction.atomic():
             row, _ = NotificationSettings.objects.get_or_create(user_id=user_id)
             row = NotificationSettings.objects.select_for_update().get(pk=row.pk)
@@ -201,7 +204,7 @@ def send_digest(user_id: int) -> list[int]:
             # The log only needs the last interval: older rows of this person go.
             MailSent.objects.filter(user_id=user_id, sent_at__lt=since).delete()
             claimed = MailSent.objects.bulk_create(
-                [MailSent(user_id=user_id, game=a.game) for a in fresh]
+                [MailSent(user_id=user_id, game=a.game, sent_at=now) for a in fresh]
             )
         try:
             _digest_message(user, fresh).send()
