@@ -47,7 +47,7 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
-from games.services.prepared import Prepared
+from games.services.prepared import Prepared, PreparedUpdate
 
 
 @dataclass(frozen=True)
@@ -393,7 +393,10 @@ def _engine_change(
         game.winners = list(new_state.winners)
         game.ended_at = clock.to_datetime(at_ms)
     game.updated_at = clock.to_datetime(at_ms)
-    game.save(update_fields=_CHANGE_COLUMNS if columns_only else None)
+    if columns_only:
+        _SAVE_CHANGE.save(game)  # ``save(update_fields=_CHANGE_COLUMNS)``, its SQL written once
+    else:
+        game.save()
     if game.status == Game.Status.FINISHED:
         signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
@@ -434,6 +437,7 @@ _CHANGE_COLUMNS = (
     "winners",
     "ended_at",
 )
+_SAVE_CHANGE = PreparedUpdate(Game, _CHANGE_COLUMNS)
 
 
 # ------------------------------------------------------------------------------------------

@@ -54,6 +54,28 @@ def test_an_action_compiles_no_select_once_warm(
     # every action); the action reads nothing else.
     selects = [sql for sql in compiled if sql.lstrip().upper().startswith("SELECT")]
     assert selects == []
+    # Nor is the game row's UPDATE built (``commit.PreparedUpdate``); the row holds the change.
+    assert not any(sql.lstrip().upper().startswith("UPDATE") for sql in compiled), compiled
+    game.refresh_from_db()
+    assert game.version == ack["version"] and game.state["round"]["turn"]["seat"] != _seat_of(
+        game, mover
+    )
+
+
+def _seat_of(game: Any, user: Any) -> int:
+    return game.seats.get(user=user).number
+
+
+def test_the_change_update_fails_as_save_did_when_the_row_is_gone(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    from django.db import DatabaseError
+
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0})
+    ghost = Game.objects.get(pk=game.pk)
+    ghost.pk = game.pk + 1000
+    with pytest.raises(DatabaseError):
+        commit._SAVE_CHANGE.save(ghost)
 
 
 def test_the_reads_give_what_their_querysets_gave(
