@@ -997,9 +997,10 @@ def ratio_row(r: dict[str, Any]) -> str:
     echo_daphnes = sum(v for k, v in e["cpu"].items() if k.startswith("daphne"))
     timers = [v for k, vals in p["late"].items() if k not in silent_kinds() for v in vals]
     errors = sum(p["errors"].values()) + p["server_errors"]
+    late = f"{pct(timers, 99):.0f} ms" if timers else "none fired"
     return (
         f"| {r['n']} | {r['daphnes']} | {p['acts'] / s:.1f} | {pe[0]:.0f} / {pe[1]:.0f} ms "
-        f"| {ee[1]:.0f} ms | {ratio(pe[1], ee[1]).strip()} | {pct(timers, 99):.0f} ms "
+        f"| {ee[1]:.0f} ms | {ratio(pe[1], ee[1]).strip()} | {late} "
         f"| {1000 * server / acts:.1f} ms | {1000 * daphnes / acts:.1f} ms "
         f"| {1000 * echo_server / msgs:.1f} ms | {1000 * echo_daphnes / msgs:.1f} ms "
         f"| {ratio(server / acts, echo_server / msgs).strip()} | {errors} |"
