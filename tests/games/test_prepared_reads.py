@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
-from django.db.models.sql.compiler import SQLCompiler
+from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler, SQLUpdateCompiler
 from django.db.transaction import TransactionManagementError
 
 from games import consumers
@@ -39,14 +39,19 @@ def test_an_action_compiles_no_select_once_warm(
     mover = _mover(game, users)
     consumers._act(game.pk, mover, {"action": {"type": "draw", "source": "deck"}})  # warm
     compiled: list[str] = []
-    real = SQLCompiler.as_sql
 
-    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
-        sql, params = real(self, *args, **kwargs)
-        compiled.append(sql)
-        return sql, params
+    def counting(real: Any) -> Any:
+        def as_sql(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+            out = real(self, *args, **kwargs)
+            # An insert compiler gives a list of (sql, params); the others one pair.
+            compiled.extend(sql for sql, _ in (out if isinstance(out, list) else [out]))
+            return out
 
-    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+        return as_sql
+
+    # The update and insert compilers have their own `as_sql`: each is counted.
+    for cls in (SQLCompiler, SQLUpdateCompiler, SQLInsertCompiler):
+        monkeypatch.setattr(cls, "as_sql", counting(cls.as_sql))
     fake_clock.advance(10)
     _, ack = consumers._act(game.pk, mover, {"action": {"type": "discard"}})
     assert ack["type"] == "ack"
@@ -56,6 +61,7 @@ def test_an_action_compiles_no_select_once_warm(
     assert selects == []
     # Nor is the game row's UPDATE built (``commit.PreparedUpdate``); the row holds the change.
     assert not any(sql.lstrip().upper().startswith("UPDATE") for sql in compiled), compiled
+    assert any('INSERT INTO "games_event"' in sql for sql in compiled), compiled  # counted
     game.refresh_from_db()
     assert game.version == ack["version"] and game.state["round"]["turn"]["seat"] != _seat_of(
         game, mover
