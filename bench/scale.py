@@ -981,6 +981,39 @@ def report(r: dict[str, Any], flat: bool) -> None:
     sys.stdout.flush()
 
 
+def ratio_row(r: dict[str, Any]) -> str:
+    """One row of issue 25's table: the product against the bare echo of the same run.
+
+    CPU per action is every server process's (daphnes, worker, beat, Redis, PostgreSQL's
+    backends); the echo's is its daphnes' and Redis's per message fanned out, the same
+    shape (one message to every seat group and the spectators' of a table).
+    """
+    p, e, s = r["product"], r["echo"], r["seconds"]
+    pe, ee = fmt(p["every"]), fmt(e["every"])
+    acts, msgs = max(1, p["acts"]), max(1, e["acts"])
+    server = sum(v for k, v in p["cpu"].items() if k != "client")
+    daphnes = sum(v for k, v in p["cpu"].items() if k.startswith("daphne"))
+    echo_server = sum(v for k, v in e["cpu"].items() if k != "client")
+    echo_daphnes = sum(v for k, v in e["cpu"].items() if k.startswith("daphne"))
+    timers = [v for k, vals in p["late"].items() if k not in silent_kinds() for v in vals]
+    errors = sum(p["errors"].values()) + p["server_errors"]
+    late = f"{pct(timers, 99):.0f} ms" if timers else "none fired"
+    return (
+        f"| {r['n']} | {r['daphnes']} | {p['acts'] / s:.1f} | {pe[0]:.0f} / {pe[1]:.0f} ms "
+        f"| {ee[1]:.0f} ms | {ratio(pe[1], ee[1]).strip()} | {late} "
+        f"| {1000 * server / acts:.1f} ms | {1000 * daphnes / acts:.1f} ms "
+        f"| {1000 * echo_server / msgs:.1f} ms | {1000 * echo_daphnes / msgs:.1f} ms "
+        f"| {ratio(server / acts, echo_server / msgs).strip()} | {errors} |"
+    )
+
+
+RATIO_HEADER = (
+    "| tables | daphnes | actions/s | act -> every seat p50 / p99 | echo p99 | p99 ratio "
+    "| timers p99 | server CPU per action | daphnes' | echo server CPU per message "
+    "| echo daphnes' | CPU ratio | errors |\n" + "|---" * 13 + "|"
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -1063,12 +1096,14 @@ def main() -> None:
             f"private Redis, think {think[0]}-{think[1]} s, logs in {logs}; "
             f"json: {'orjson' if loads is not json.loads else 'stdlib'} (client)"
         )
+        rows = []
         for d in daphne_counts:
             for n in sizes:
                 r = run_size(
                     n, d, args, env, logs, redis, dbname, think, args.seconds, "human", args.profile
                 )
                 report(r, flat=False)
+                rows.append(ratio_row(r))
             if args.flat_out:
                 n = args.flat_out_tables or max(sizes)
                 r = run_size(
@@ -1085,6 +1120,9 @@ def main() -> None:
                     0,
                 )
                 report(r, flat=True)
+        # Issue 25's table, every human-pace cell of this run (bench/RESULTS.md quotes it).
+        print(f"\nthe product against the bare echo, human pace\n{RATIO_HEADER}")
+        print("\n".join(rows))
         print(f"\ntotal wall time {time.monotonic() - started:.0f} s")
     finally:
         redis.stop()

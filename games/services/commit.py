@@ -48,6 +48,7 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
+from games.services.prepared import Prepared, PreparedUpdate
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,23 @@ def _lock(game: Game | int) -> Game:
     """
     pk = game.pk if isinstance(game, Game) else game
     try:
-        return Game.objects.select_for_update().get(pk=pk)
-    except (Game.DoesNotExist, ValueError, TypeError):
+        (locked,) = _LOCK.fetch(pk)  # ``select_for_update().get(pk=pk)``, compiled once
+    except (ValueError, TypeError):  # no row (nothing to unpack), or not a key at all
         raise ServiceError("not_found", "No such game.", status=404) from None
+    return locked
+
+
+#: The reads every change makes, compiled to SQL once per process (``prepared``: the ORM's
+#: query building was most of their cost on a daphne process; bench/RESULTS.md, session 8).
+_LOCK = Prepared(lambda pk: Game.objects.select_for_update().filter(pk=pk))
+_LOCK_PLAYING = Prepared(
+    lambda pk: Game.objects.select_for_update().filter(pk=pk, status=Game.Status.PLAYING)
+)
+_LOCK_PLAYING_SKIP = Prepared(
+    lambda pk: Game.objects.select_for_update(skip_locked=True).filter(
+        pk=pk, status=Game.Status.PLAYING
+    )
+)
 
 
 def _lock_playing(pk: int, *, skip_locked: bool = False) -> Game | None:
@@ -113,11 +128,8 @@ def _lock_playing(pk: int, *, skip_locked: bool = False) -> Game | None:
     ``skip_locked``: a row someone else holds is skipped too (SQLite ignores the clause and
     serialises).  Call inside ``transaction.atomic``.
     """
-    return (
-        Game.objects.select_for_update(skip_locked=skip_locked)
-        .filter(pk=pk, status=Game.Status.PLAYING)
-        .first()
-    )
+    found = (_LOCK_PLAYING_SKIP if skip_locked else _LOCK_PLAYING).fetch(pk)
+    return found[0] if found else None
 
 
 def _lock_lobby(pk: int, *, skip_locked: bool = False) -> Game | None:
@@ -153,6 +165,7 @@ _SEAT_COLUMNS = (
     "user__username",
     "user__display_name",
     "user__is_bot",
+    "user__is_guest",  # a seat event says so (issue 24)
 )
 
 
@@ -160,13 +173,33 @@ def _seats(game: Game) -> list[Seat]:
     """Every seat of the game with its user, in one query of only what a change needs
     (model instances of whole accounts were a tenth of a daphne's CPU per action: bench/
     RESULTS.md, "Scale", session 4).  Caller holds the game's row lock."""
-    # order_by: the model's ordering ("game", "number") would join the game row to sort by it.
-    return list(
-        Seat.objects.filter(game=game)
+    seats = _SEATS.fetch(game.pk)
+    for seat in seats:  # ``seat.game`` is this instance (no query of its own)
+        _SEAT_GAME.set_cached_value(seat, game)
+    return seats
+
+
+#: ``_seats``' read, compiled once. order_by: the model's ordering ("game", "number") would
+#: join the game row to sort by it.
+_SEATS = Prepared(
+    lambda game_id: (
+        Seat.objects.filter(game_id=game_id)
         .select_related("user")
         .only(*_SEAT_COLUMNS)
         .order_by("number")
     )
+)
+_SEAT_GAME = Seat._meta.get_field("game")
+#: The current round's row, for the events' foreign key and a round's end: not the deck. One
+#: row (unique): no ordering, the model's would join the game. Compiled once (``prepared``).
+_ROUND = Prepared(
+    lambda game_id, number: (
+        Round.objects.filter(game_id=game_id, number=number)
+        .only("id", "game_id", "number")
+        .order_by()
+    ),
+    keys=2,
+)
 
 
 def _seat_of(game: Game, user: AbstractBaseUser) -> Seat | None:
@@ -184,7 +217,7 @@ def _seat_event(seat: Seat) -> dict[str, Any]:
         "seat": seat.number,
         "user_id": user.pk,
         "name": name,
-        "is_guest": bool(getattr(user, "is_guest", False)),
+        "is_guest": user.is_guest,
     }
 
 
@@ -334,12 +367,8 @@ def _engine_change(
             rnd = rounds.get(current)
             if rnd is None:
                 # Only what the events' foreign key and a round's end need: not the deck.
-                rnd = (
-                    Round.objects.filter(game=game, number=current)
-                    .only("id", "game_id", "number")
-                    .order_by()  # one row (unique): the model's ordering would join the game
-                    .first()
-                )
+                found = _ROUND.fetch(game.pk, current)
+                rnd = found[0] if found else None
                 if rnd is not None:
                     rounds[current] = rnd
         if ev.type == engine.ROUND_END_EVENT and rnd is not None:
@@ -382,7 +411,10 @@ def _engine_change(
         game.winners = list(new_state.winners)
         game.ended_at = clock.to_datetime(at_ms)
     game.updated_at = clock.to_datetime(at_ms)
-    game.save(update_fields=_CHANGE_COLUMNS if columns_only else None)
+    if columns_only:
+        _SAVE_CHANGE.save(game)  # ``save(update_fields=_CHANGE_COLUMNS)``, its SQL written once
+    else:
+        game.save()
     if seats is None:
         # One query for every seat with its user: the turns below, the computer players and
         # the broadcast's seat map all need them (a change whose caller read none).
@@ -429,6 +461,7 @@ _CHANGE_COLUMNS = (
     "winners",
     "ended_at",
 )
+_SAVE_CHANGE = PreparedUpdate(Game, _CHANGE_COLUMNS)
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""CPU of one action's own thread in the service layer, in process, for one code tree (issue 25).
+
+    .venv/bin/python bench/act_cpu.py --database-url postgres://postgres@127.0.0.1:5432/crisp_act \
+        [--tree /path/to/another/checkout] --tables 20 --actions 600
+
+Why: on a shared, loaded machine `bench/cpu.py`'s CPU per action moves by ±30 % from run to
+run (a starved process does more per-time work per action; bench/RESULTS.md, session 8). This
+measures only the thread that runs an action over the socket (`games.consumers._act`: the
+lock, the checks, the engine, the writes, the ack; its on-commit hand-over included), with
+`time.thread_time()`, against a real PostgreSQL: the cost the daphne's database thread pays per
+action, free of the other processes' load. The broadcast runs on the live thread and is not in
+it (`bench/cpu.py` counts it). The code measured is `--tree`'s (imported first); the players
+draw and discard (a King played) in turn, as bench/live.py's do, with no draw left to time out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--tree", default=str(BASE_DIR))
+    parser.add_argument("--tables", type=int, default=20)
+    parser.add_argument("--actions", type=int, default=600, help="measured (after 100 warm-up)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
+    args = parser.parse_args()
+    tree = Path(args.tree).resolve()
+    sys.path.insert(0, str(tree))
+    sys.path.insert(1, str(BASE_DIR / "bench"))
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="crisp_site.settings",
+        DATABASE_URL=args.database_url,
+        REDIS_URL=args.redis_url,
+        DEBUG="0",
+        LOG_LEVEL="WARNING",
+        CONN_MAX_AGE="0",  # the pool keeps the connection (crisp_site/settings.py)
+        ALLOWED_HOSTS="127.0.0.1",
+        SECRET_KEY="bench-act-cpu-not-secret",  # noqa: S106 - a throwaway bench key
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=tree, check=True
+    )
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from live import make_tables
+
+    from games import consumers, services
+    from games.models import Game
+
+    tables = make_tables(args.tables)
+    users = get_user_model().objects
+    for game_id, _ in tables:
+        game = Game.objects.get(pk=game_id)
+        services.game_start(
+            game=game_id, user=game.host, timers={"memorise_ms": 0, "start_delay_ms": 0}
+        )
+    time.sleep(0.05)
+    by_game = {g: {s.number: s.user for s in Game.objects.get(pk=g).seats.all()} for g, _ in tables}
+    costs: list[float] = []
+    done = 0
+    while done < args.actions + 100:
+        for game_id, _ in tables:
+            game = Game.objects.only("state", "status").get(pk=game_id)
+            if game.status != Game.Status.PLAYING:
+                continue
+            turn = game.state["round"]["turn"]
+            user = by_game[game_id][turn["seat"]]
+            start_at = turn.get("start_at") or 0
+            wait = start_at - time.time() * 1000
+            if wait > 0:
+                time.sleep(wait / 1000 + 0.002)
+            ack: dict[str, Any] = {"events": []}
+            for action in ({"type": "draw", "source": "deck"}, None):
+                if action is None:
+                    held = [e for e in ack["events"] if e["type"] == "draw"]
+                    card = held[-1]["data"].get("card") if held else None
+                    action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                t0 = time.thread_time()
+                try:
+                    _, ack = consumers._act(game_id, user, {"action": action})
+                except Exception:  # a refused action (a window): next table
+                    break
+                if done >= 100:
+                    costs.append(time.thread_time() - t0)
+                done += 1
+    del users
+    costs_ms = sorted(c * 1000 for c in costs)
+    print(
+        f"tree {tree.name}: {len(costs_ms)} actions, CPU of the action's thread per action: "
+        f"mean {statistics.fmean(costs_ms):.3f} ms, median {statistics.median(costs_ms):.3f}, "
+        f"p90 {costs_ms[int(0.9 * (len(costs_ms) - 1))]:.3f}"
+    )
+    for game_id, _ in tables:
+        Game.objects.filter(pk=game_id).update(
+            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
+        )
+
+
+if __name__ == "__main__":
+    main()
