@@ -102,6 +102,10 @@ def test_a_visitor_without_an_account_opens_a_finished_games_replay(
     drive(game, lambda g: g.status == "finished")
     page = anonymous_page(chromium, viewport)
     page.goto(f"{site}/games/{game.pk}/")
+    page.screenshot(path=str(artifacts / f"watch-finished-{viewport}.png"), full_page=True)
+    # The game-over results come first, over the table (a phone's whole screen): a person
+    # closes them, then scrolls to the replay's link.
+    page.click("[data-key=reveal-close]")
     page.click(f"a[href='/games/{game.pk}/replay/']")
     page.wait_for_url(f"{site}/games/{game.pk}/replay/")
     page.click("#replay-last")
