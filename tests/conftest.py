@@ -84,6 +84,12 @@ SLOW_MODULES = {
     "tests/site/test_run.py": 35,
     "tests/site/test_redis_cancel.py": 20,
     "tests/engines/cribbage/test_cribbage_machine.py": 20,
+    "tests/notifications/test_leak.py": 40,
+    "tests/notifications/test_turn_based_games.py": 20,
+    "tests/games/test_turn_based.py": 17,
+    "tests/games/test_your_move_signal.py": 15,
+    "tests/e2e/test_your_move.py": 25,
+    "tests/e2e/test_crisp_turn_based.py": 25,
 }
 UNLISTED = {"browser": 20, "live": 10}
 
