@@ -268,6 +268,11 @@ CRISP_IDLE_GAME_SECONDS = int(os.environ.get("CRISP_IDLE_GAME_SECONDS", "1800"))
 CRISP_LOBBY_HOST_AWAY_SECONDS = int(os.environ.get("CRISP_LOBBY_HOST_AWAY_SECONDS", "300"))
 CRISP_LOBBY_IDLE_SECONDS = int(os.environ.get("CRISP_LOBBY_IDLE_SECONDS", "3600"))
 CRISP_REMATCH_LOBBY_SECONDS = int(os.environ.get("CRISP_REMATCH_LOBBY_SECONDS", "180"))
+# A turn-based game's lobby (issue 26) waits for friends who come by over days: it closes only
+# untouched for TURN_BASED_LOBBY_IDLE_SECONDS (a week), never for its host being away.
+CRISP_TURN_BASED_LOBBY_IDLE_SECONDS = int(
+    os.environ.get("CRISP_TURN_BASED_LOBBY_IDLE_SECONDS", str(7 * 86_400))
+)
 # Guests (issue 24, accounts.services.guests_clean_idle): a guest account idle this many days,
 # with no game in the lobby or in progress, is deleted (never played) or anonymised (played:
 # its finished games stay whole). Celery beat runs the clean-up every GUEST_CLEAN_SECONDS.

@@ -134,10 +134,7 @@ def games_awaiting(user_id: int, now: int | None = None) -> list[AwaitedGame]:
 def mailable(user: Any) -> bool:
     """A person the digest may write to: an address, a real account (no guest, no computer)."""
     return bool(
-        user.is_active
-        and user.email
-        and not user.is_guest
-        and not getattr(user, "is_bot", False)
+        user.is_active and user.email and not user.is_guest and not getattr(user, "is_bot", False)
     )
 
 
