@@ -312,10 +312,20 @@ def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path,
         if game.state["round"]["turn"]["seat"] == game.seats.get(user=person).number:
             break
         services.game_abandon(game=game, user=person)
+    # The page goes offline once the table has settled: the computer's opening look taken
+    # (its worker acts within a second or two) and the person's own look on screen. On a
+    # loaded CI machine those replies could still be in flight when daphne stopped, and the
+    # page once never showed its turn opening offline (cause not found; this leaves only the
+    # redraw on time, which is what the test is about).
+    deadline = time.monotonic() + 60
+    while not Event.objects.filter(game=game, type="look").exists():
+        assert time.monotonic() < deadline, "the computer never took its opening look"
+        time.sleep(0.05)
     page = log_in(chromium, live_site.url, person.username, PHONE if size == "phone" else DESKTOP)
     page.goto(f"{live_site.url}/games/{game.pk}/")
     wait_live(page)
     page.wait_for_selector("#deck")
+    page.wait_for_function("() => document.querySelectorAll('.my-seat .pcard.peek').length === 2")
     live_site.stop_daphne()
     page.wait_for_selector("#conn[data-state=offline]")
     assert "ready" not in (page.get_attribute("#deck", "class") or ""), "the turn opened online"
