@@ -289,8 +289,12 @@ PACE_PROPERTIES: dict[str, dict[str, Any]] = {
 }
 
 
-def check_pace(pace: object, turn_seconds: object) -> None:
-    """The ``Settings`` check of the two pace fields, the same for every engine.
+def check_pace(
+    pace: object, turn_seconds: object, live_clock: tuple[str, object] = ("", None)
+) -> None:
+    """The ``Settings`` check of the two pace fields, the same for every engine; with
+    ``live_clock`` (the name and value of the game's live time per move), that a turn-based
+    game leaves it null: its one clock is ``turn_seconds``.
 
     >>> check_pace("live", None); check_pace("turn_based", 5)
     >>> check_pace("turn_based", None)
@@ -309,6 +313,21 @@ def check_pace(pace: object, turn_seconds: object) -> None:
             raise IllegalAction(BAD_SETTINGS, "turn-based: turn_seconds must be a positive int")
     elif turn_seconds is not None:
         raise IllegalAction(BAD_SETTINGS, "turn_seconds is for turn-based games only")
+    name, value = live_clock
+    if pace == TURN_BASED and value is not None:
+        raise IllegalAction(BAD_SETTINGS, f"turn-based: {name} must be null")
+
+
+def move_ms(pace: str, turn_seconds: int | None, live_seconds: int | None) -> int | None:
+    """Each move's time in ms, or ``None`` (no limit): ``turn_seconds`` in a turn-based game,
+    the game's live time per move otherwise -- the one figure its deadlines read, so the
+    timeout rules are the same in both paces (issue 26).
+
+    >>> move_ms("turn_based", 86400, None), move_ms("live", None, 30), move_ms("live", None, None)
+    (86400000, 30000, None)
+    """
+    secs = turn_seconds if pace == TURN_BASED else live_seconds
+    return None if secs is None else secs * 1000
 
 
 _JSON_TYPES: dict[str, Any] = {

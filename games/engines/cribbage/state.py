@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..base import LIVE, TURN_BASED, JsonSettings, check_pace
+from ..base import LIVE, JsonSettings, check_pace
 from ..base import is_int as _is_int
+from ..base import move_ms as _move_ms
 from .errors import BAD_SETTINGS, IllegalAction
 
 #: The game is to 121, fixed (section 2, C25).
@@ -76,17 +77,12 @@ class Settings(JsonSettings):
             raise IllegalAction(BAD_SETTINGS, "move_seconds must be a positive int or null")
         if not _is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
-        check_pace(self.pace, self.turn_seconds)
-        if self.pace == TURN_BASED and self.move_seconds is not None:
-            raise IllegalAction(BAD_SETTINGS, "turn-based: move_seconds must be null")
+        check_pace(self.pace, self.turn_seconds, ("move_seconds", self.move_seconds))
 
     @property
     def move_ms(self) -> int | None:
-        """Each move's time (ms), or ``None`` (no limit): ``turn_seconds`` in a turn-based
-        game, the live ``move_seconds`` otherwise -- the one figure the deadlines read, so the
-        timeout rules are the same in both paces (issue 26)."""
-        secs = self.turn_seconds if self.pace == TURN_BASED else self.move_seconds
-        return None if secs is None else secs * 1000
+        """Each move's time (ms), or ``None``: ``base.move_ms`` of this game's pace."""
+        return _move_ms(self.pace, self.turn_seconds, self.move_seconds)
 
 
 @dataclass(slots=True)

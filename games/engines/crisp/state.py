@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import LIVE, TURN_BASED, JsonSettings, check_pace, is_int
+from ..base import move_ms as _move_ms
 from .errors import BAD_SETTINGS, IllegalAction
 
 
@@ -51,12 +52,7 @@ class Settings(JsonSettings):
     turn_seconds: int | None = None
 
     def __post_init__(self) -> None:
-        check_pace(self.pace, self.turn_seconds)
-        if self.pace == TURN_BASED and self.draw_seconds is not None:
-            raise IllegalAction(
-                BAD_SETTINGS,
-                "a turn-based game's clock is turn_seconds: draw_seconds must be null (R28)",
-            )
+        check_pace(self.pace, self.turn_seconds, ("draw_seconds", self.draw_seconds))  # R28
         if not is_int(self.target_score) or self.target_score <= 0:
             raise IllegalAction(BAD_SETTINGS, "target_score must be a positive int")
         if self.draw_seconds is not None and (
@@ -82,8 +78,7 @@ class Settings(JsonSettings):
     def move_ms(self) -> int | None:
         """The clock of one move (a draw with its play, or R28's "Call crisp?"), or ``None``
         for no limit: ``turn_seconds`` in a turn-based game, else ``draw_seconds``."""
-        secs = self.turn_seconds if self.pace == TURN_BASED else self.draw_seconds
-        return None if secs is None else secs * 1000
+        return _move_ms(self.pace, self.turn_seconds, self.draw_seconds)
 
     @property
     def memorise_period(self) -> int:
