@@ -78,6 +78,12 @@ def seat_is_guest(seat: Any) -> bool:
     return bool(getattr(seat.user, "is_guest", False))
 
 
+#: Reasons a game went unrated that were facts of the moment it finished, not of today's
+#: accounts: a guest who signs up later keeps the same account (same id), so deciding again from
+#: ``is_guest`` would rate, on a recompute, the games they played as a guest.
+REASONS_FOR_GOOD = frozenset({"guest_seat"})
+
+
 def game_is_rated(game: Any, seats: Sequence[Any]) -> tuple[bool, str]:
     """Whether a game changes ratings, and if not why (``abandoned``, ``too_few_players``,
     ``bot_seat``, ``guest_seat``)."""

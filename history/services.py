@@ -166,7 +166,8 @@ def records_recompute() -> dict[str, int]:
         seats = list(Seat.objects.filter(game=game).select_related("user").order_by("number"))
         for key, value in _record_fields(game, seats).items():
             setattr(record, key, value)
-        record.rated, record.unrated_reason = ratings.game_is_rated(game, seats)
+        if record.unrated_reason not in ratings.REASONS_FOR_GOOD:
+            record.rated, record.unrated_reason = ratings.game_is_rated(game, seats)
         record.ratings = []
         record.save()
         counts["records"] += 1

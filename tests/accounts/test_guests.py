@@ -3,11 +3,13 @@ everywhere, converted in place by signing up, never rated, throttled, cleaned up
 
 from __future__ import annotations
 
+import io
 import re
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import SESSION_KEY
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -238,6 +240,23 @@ def test_a_game_with_a_guest_is_rated_for_nobody(start_game, staff):
     other = start_game([a, b])
     game_services.game_end_now(game=other, user=staff)
     assert GameRecord.objects.get(game=other).rated
+
+
+def test_a_guest_s_games_stay_unrated_after_sign_up_and_a_recompute(start_game, staff):
+    """Signing up keeps the account (same id), so ``history_recompute`` must not decide from
+    today's ``is_guest``: the games played as a guest stay unrated, and nobody gets a rating."""
+    guest, person = services.guest_create(), UserFactory()
+    game = start_game([guest, person])
+    game_services.game_end_now(game=game, user=staff)
+    services.guest_convert(
+        user=guest, username="converted", password=NEW_PASSWORD, email="c@example.com"
+    )
+    guest.refresh_from_db()
+    assert not guest.is_guest
+    call_command("history_recompute", stdout=io.StringIO())
+    record = GameRecord.objects.get(game=game)
+    assert (record.rated, record.unrated_reason) == (False, "guest_seat")
+    assert not Rating.objects.filter(user__in=[guest, person]).exists()
 
 
 def test_guests_are_never_on_a_leaderboard(client):
