@@ -90,7 +90,18 @@ export function scoresTable(t, st, o) {
   table.appendChild(tb);
   const wrap = el("div", "scores-wrap");
   wrap.appendChild(table);
+  wrap.addEventListener("scroll", function () { markEdges(wrap); }, { passive: true });
+  requestAnimationFrame(function () { markEdges(wrap); });  // once it is on the page
   return wrap;
+}
+
+/** `data-left` / `data-right` on a score table's wrap while columns are scrolled out of sight
+ *  on that side (table.css shades the pinned column's edge there). */
+function markEdges(wrap) {
+  const left = wrap.scrollLeft > 1;
+  const right = wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1;
+  if (wrap.hasAttribute("data-left") !== left) wrap.toggleAttribute("data-left", left);
+  if (wrap.hasAttribute("data-right") !== right) wrap.toggleAttribute("data-right", right);
 }
 
 function cell(cls, content) {
@@ -119,6 +130,7 @@ export function scoreTable(t, st, o) {
   box.appendChild(wrap);
   wrap.scrollLeft = kept === null ? wrap.scrollWidth : kept;
   if (kept !== null) wrap.dataset.moved = "1";
+  markEdges(wrap);
   wrap.addEventListener("scroll", function () {
     wrap.dataset.moved = wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 2 ? "1" : "";
   }, { passive: true });
