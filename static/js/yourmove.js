@@ -5,12 +5,14 @@
  * when it opens and whenever their list of games awaiting them changes. While the count is
  * above zero the page title starts with "(n) " and the favicon gets a badge (drawn on a canvas
  * over the site's own icon). A tab in the background (document.hidden) that gets a new move
- * plays a short chime, unless the site's sound switch is off (the table's ♪ button, kept in
- * localStorage "table.sound"). On the "Your move" page itself the list is re-read when it
- * changes. Nothing here knows anything of a game but that it awaits you.
+ * plays the table's chime for a turn (table/sound.js: one synthesiser, one sound switch -- the
+ * table's ♪ button, kept in localStorage "table.sound"). On the "Your move" page itself the
+ * list is re-read when it changes. Nothing here knows anything of a game but that it awaits
+ * you. An ES module (base.html loads it as one), run once the page is parsed.
  */
+import { isMuted, turnChime } from "./table/sound.js";
+
 (function () {
-  "use strict";
 
   var link = document.getElementById("your-move-link");
   if (!link || !window.WebSocket) return;
@@ -21,39 +23,12 @@
   var iconImage = null;
   var count = parseInt(link.dataset.count || "0", 10) || 0;
   var etag = null;
-  var audio = null;
-
-  function muted() {
-    try { return window.localStorage.getItem("table.sound") === "off"; } catch (e) { return false; }
-  }
-
-  // Browsers start audio only after a gesture in the page: the context is made on the first.
-  ["pointerdown", "keydown"].forEach(function (t) {
-    window.addEventListener(t, function () {
-      if (audio || !(window.AudioContext || window.webkitAudioContext)) return;
-      try { audio = new (window.AudioContext || window.webkitAudioContext)(); } catch (e) { audio = null; }
-    }, { once: true, capture: true });
-  });
 
   function chime() {
-    if (muted()) return;
+    if (isMuted()) return;
     // Counted even where the browser allows no audio yet (no gesture in this tab): tests read it.
     link.dataset.chimes = String((parseInt(link.dataset.chimes || "0", 10) || 0) + 1);
-    if (!audio) return;
-    if (audio.state === "suspended") audio.resume();
-    var t0 = audio.currentTime + 0.01;
-    [[660, 0, 0.12], [880, 0.13, 0.16]].forEach(function (n) {  // the table's "turn" cue
-      var osc = audio.createOscillator();
-      var gain = audio.createGain();
-      osc.type = "sine";
-      osc.frequency.value = n[0];
-      gain.gain.setValueAtTime(0.0001, t0 + n[1]);
-      gain.gain.exponentialRampToValueAtTime(0.18, t0 + n[1] + 0.015);
-      gain.gain.exponentialRampToValueAtTime(0.0001, t0 + n[1] + n[2]);
-      osc.connect(gain).connect(audio.destination);
-      osc.start(t0 + n[1]);
-      osc.stop(t0 + n[1] + n[2] + 0.02);
-    });
+    turnChime();
   }
 
   function drawIcon(n) {

@@ -126,7 +126,7 @@ def test_triple_crown_every_hand_and_the_totals(
         page.locator("#scoreboard").scroll_into_view_if_needed()
     kit.shot(page, artifacts, f"tc-scores-{viewport}")
     totals_in_view(page, "#scoreboard")
-    heads = page.locator("#scoreboard .scores thead th.hand")
+    heads = page.locator("#scoreboard .scores thead th.round")
     assert heads.all_inner_texts() == [f"H{i + 1}" for i in range(hands)]
     for i in range(hands):
         assert page.evaluate(SCROLL_TO_HAND, i), f"hand {i + 1} cannot be seen"
@@ -138,7 +138,7 @@ def test_triple_crown_every_hand_and_the_totals(
 #: between the sticky name column and the sticky Total.
 SCROLL_TO_HAND = """i => {
   const wrap = document.querySelector('#scoreboard .scores-wrap');
-  const cell = wrap.querySelectorAll('thead th.hand')[i];
+  const cell = wrap.querySelectorAll('thead th.round')[i];
   cell.scrollIntoView({inline: 'center', block: 'nearest'});
   const r = cell.getBoundingClientRect();
   const name = wrap.querySelector('thead th:first-child').getBoundingClientRect();
@@ -147,6 +147,70 @@ SCROLL_TO_HAND = """i => {
   return r.left >= name.right - 0.5 && r.right <= total.left + 0.5 && r.left >= w.left - 0.5
     && r.right <= w.right + 0.5;
 }"""
+
+
+#: Each game driven to many rounds (its target out of reach), and how many rounds.
+MANY_ROUNDS = {
+    "crisp": (4, {**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 10_000}, 12),
+    "cribbage": (2, {"target_score": 10_000}, 10),
+    "triple_crown": (4, {"target_score": 10_000}, 10),
+}
+
+#: JavaScript: whether the latest round's column is wholly in view, between the pinned name and
+#: Total, without any scrolling (the table opens at the latest rounds); and whether the rounds
+#: overflow the table's box (so the pinning is what keeps the Total in view).
+LATEST_IN_VIEW = """() => {
+  const wrap = document.querySelector('#scoreboard .scores-wrap');
+  const heads = wrap.querySelectorAll('thead th.round');
+  const r = heads[heads.length - 1].getBoundingClientRect();
+  const name = wrap.querySelector('thead th:first-child').getBoundingClientRect();
+  const total = wrap.querySelector('thead th.total').getBoundingClientRect();
+  return [r.left >= name.right - 0.5 && r.right <= total.left + 0.5,
+          wrap.scrollWidth > wrap.clientWidth + 1];
+}"""
+
+
+#: JavaScript: the Total column no longer pinned, the rounds scrolled back to the first.
+UNPIN_TOTALS = """() => {
+  document.querySelectorAll('#scoreboard .scores .total').forEach(e => {
+    e.style.position = 'static';
+  });
+  document.querySelector('#scoreboard .scores-wrap').scrollLeft = 0;
+}"""
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+@pytest.mark.parametrize("kind", sorted(MANY_ROUNDS))
+def test_every_game_s_scoreboard_keeps_its_total_in_view(
+    chromium: Any, site: str, artifacts: Path, kind: str, viewport: str
+) -> None:
+    """The one score table every game's side panel draws (static/js/table/parts.js): after
+    many rounds it has a column for each, opens at the latest, and the players' names and
+    running Totals stay wholly in view -- on a phone the rounds overflow, and without the
+    pinned columns the Total would be cut off (checked at the end, so this test can fail)."""
+    seats, timers, rounds = MANY_ROUNDS[kind]
+    people = kit.players(seats)
+    game = kit.started(kind, people, timers=timers)
+    game = kit.drive(game, lambda g: len(g.state["history"]) >= rounds)
+    played = len(game.state["history"])
+    page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
+    page.wait_for_selector("#scoreboard .scores .total")
+    close = page.locator("[data-key=reveal-close]:visible, [data-key=show-close]:visible")
+    if close.count():
+        close.first.click()  # a hand's results, shown on arrival
+    page.locator("#scoreboard").scroll_into_view_if_needed()
+    kit.shot(page, artifacts, f"scoreboard-{kind}-{viewport}")
+    assert page.locator("#scoreboard .scores thead th.round").count() == played
+    totals_in_view(page, "#scoreboard")
+    latest_in_view, overflows = page.evaluate(LATEST_IN_VIEW)
+    assert latest_in_view, "the latest round's column is not in view"
+    if viewport == "phone":
+        assert overflows, "the rounds fit the phone: this test would not see a cut-off Total"
+        # Unpinned, the Total is cut off: what the assertions above would catch.
+        page.evaluate(UNPIN_TOTALS)
+        assert kit.fully_visible(page, "#scoreboard .scores .total", across_only=True) != []
+    assert page.errors == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -112,6 +112,23 @@ export function showLog(root, ctx, describe) {
   window.CrispReplayText.centre(log);
 }
 
+/** A renderer's board: the status bar, the kind's `felt` (built with `part`, mirroring its live
+ *  template) and under it the round's results panel, hidden until a frame has one (`reveal`:
+ *  [more classes, the id the live table's dialog has]), in `.replay-main`; then the side
+ *  column (`sideColumn(ctx, extra)`). `cls`: the kind's class for the board. */
+export function skeletonOf(ctx, cls, felt, reveal, extra) {
+  const root = el("div", "replay-table " + cls);
+  const main = el("div", "replay-main");
+  main.appendChild(part("div", "status-bar", "status-bar"));
+  main.appendChild(felt);
+  const results = part("div", "replay-reveal" + (reveal[0] ? " " + reveal[0] : ""), reveal[1]);
+  results.hidden = true;
+  main.appendChild(results);
+  root.appendChild(main);
+  root.appendChild(sideColumn(ctx, extra));
+  return root;
+}
+
 /** `el` with an id (the skeletons mirror the live table's templates, whose ids view.js uses). */
 export function part(tag, cls, id, text) {
   const node = el(tag, cls, text);

@@ -8,11 +8,13 @@ import { gettext } from "./i18n.js";
 
 const KEY = "table.sound";
 let ctx = null;
+let mutedHere = false;  // the choice, where localStorage cannot keep it (private mode)
 
+/** Read each time: the switch may have been turned in another tab (yourmove.js plays the
+ *  chime on every page, the switch is on the table's). */
 function storedMuted() {
-  try { return window.localStorage.getItem(KEY) === "off"; } catch (e) { return false; }
+  try { return window.localStorage.getItem(KEY) === "off"; } catch (e) { return mutedHere; }
 }
-let muted = storedMuted();
 
 function unlock() {
   if (ctx || !(window.AudioContext || window.webkitAudioContext)) return;
@@ -31,10 +33,19 @@ const CUES = {
 
 /** Play a cue by name ("turn", "window", "alert"), unless muted or audio is unavailable. */
 export function play(name) {
-  if (muted || !ctx || !CUES[name]) return;
+  if (CUES[name]) notes(CUES[name]);
+}
+
+/** The "turn" cue: a move of yours is waiting (the table's, and yourmove.js's on every page). */
+export function turnChime() {
+  notes(CUES.turn);
+}
+
+function notes(list) {
+  if (!ctx || storedMuted()) return;
   if (ctx.state === "suspended") ctx.resume();
   const t0 = ctx.currentTime + 0.01;
-  CUES[name].forEach(function (n) {
+  list.forEach(function (n) {
     const osc = ctx.createOscillator();
     const gain = ctx.createGain();
     osc.type = "sine";
@@ -49,13 +60,13 @@ export function play(name) {
 }
 
 /** Whether sounds are off (the player's stored choice). */
-export function isMuted() { return muted; }
+export function isMuted() { return storedMuted(); }
 
 /** Turn sounds off (true) or on (false), and remember it. */
 export function setMuted(value) {
-  muted = !!value;
+  mutedHere = !!value;
   try {
-    if (muted) window.localStorage.setItem(KEY, "off");
+    if (mutedHere) window.localStorage.setItem(KEY, "off");
     else window.localStorage.removeItem(KEY);
   } catch (e) { /* private mode: the choice lasts for this page only */ }
 }
@@ -64,6 +75,7 @@ export function setMuted(value) {
 export function mountSoundToggle(btn) {
   if (!btn) return;
   const paint = function () {
+    const muted = storedMuted();
     btn.setAttribute("aria-pressed", muted ? "true" : "false");
     btn.dataset.muted = muted ? "1" : "0";
     btn.textContent = "♪";  // a note (in every system font); CSS strikes it through when muted
@@ -73,7 +85,7 @@ export function mountSoundToggle(btn) {
   };
   btn.addEventListener("click", function () {
     unlock();
-    setMuted(!muted);
+    setMuted(!storedMuted());
     paint();
     play("alert");
   });

@@ -6,6 +6,7 @@
  * "Вы играете…"), never "You" dropped into a third-person sentence.
  */
 import { cardText } from "../../table/cards.js";
+import { describerOf } from "../../table/describe.js";
 import { fmt, gettext } from "../../table/i18n.js";
 import { spokenPeg, spokenShow } from "./spoken.js";
 
@@ -15,17 +16,8 @@ function cards(list) { return (list || []).map(cardText).join(" "); }
  *  Returns describe(ev) for TableLog. Lines that list both players use their names
  *  (seatName): "you" is never put into a frame written for a name ("あなたさん"). */
 export function describer(table) {
-  const you = function (seat) { return seat !== undefined && seat !== null && seat === table.you; };
-
-  return function describe(ev) {
-    const d = ev.data || {};
-    const me = you(d.seat);
-    const who = d.seat !== undefined && d.seat !== null ? table.name(d.seat) : "";
+  return describerOf(table, function (ev, { d, me, who, you }) {
     switch (ev.type) {
-      case "seat_joined": return fmt(gettext("%(name)s joined."), { name: d.name });
-      case "seat_left": return fmt(gettext("%(name)s left."), { name: d.name });
-      case "seat_kicked": return fmt(gettext("%(name)s was removed by the host."), { name: d.name });
-      case "game_started": return gettext("The game starts.");
       case "cut_for_deal": {
         const parts = (d.cuts || []).map(function (c) {
           return fmt(gettext("%(a)s cuts %(ca)s, %(b)s cuts %(cb)s"),
@@ -94,12 +86,7 @@ export function describer(table) {
         return { kind: "game_over", text: you(w) ? fmt(gettext("Game over: you win, %(w)s to %(l)s."), vals)
           : fmt(gettext("Game over: %(name)s wins, %(w)s to %(l)s."), vals) };
       }
-      case "game_abandoned": return gettext("The game was abandoned.");
-      case "game_ended": return gettext("An administrator ended the game.");
-      case "player_left": return me ? gettext("You left the game.")
-        : fmt(gettext("%(name)s left the game."), { name: d.name || who });
-      case "game_renamed": return fmt(gettext("The game is now called “%(name)s”."), { name: d.name });
-      default: return null;
+      default: return undefined;  // the platform's events: table/describe.js
     }
-  };
+  });
 }

@@ -11,7 +11,7 @@
 import { gettext } from "../../table/i18n.js";
 import { el } from "../../table/dom.js";
 import {
-  eventsOf, mount, namesOf, part, previousFrame, register, showLog, showsState, sideColumn, viewerSeat,
+  eventsOf, mount, namesOf, part, previousFrame, register, showLog, showsState, skeletonOf, viewerSeat,
 } from "../../replay/table_kit.js";
 import { buildBoard } from "./board.js";
 import { describer } from "./describe.js";
@@ -21,9 +21,6 @@ const SVG = "http://www.w3.org/2000/svg";
 
 /** The felt of templates/games/cribbage/_table.html, without its buttons. */
 function skeleton(ctx) {
-  const root = el("div", "replay-table crib-replay");
-  const main = el("div", "replay-main");
-  main.appendChild(part("div", "status-bar", "status-bar"));
   const felt = part("div", "crib-felt", "felt");
   felt.appendChild(part("section", "crib-seat crib-top", "seat-top"));
   const wrap = el("div", "crib-board-wrap");
@@ -44,17 +41,12 @@ function skeleton(ctx) {
   centre.appendChild(crib);
   felt.appendChild(centre);
   felt.appendChild(part("section", "crib-seat crib-bottom", "seat-bottom"));
-  main.appendChild(felt);
-  const show = part("div", "replay-reveal", "show-overlay");
-  show.hidden = true;
-  main.appendChild(show);
-  root.appendChild(main);
+  // The last hand's show, as the live table's side panel has it.
   const last = part("section", "card crib-last", "last-hand-card");
   last.hidden = true;
   last.appendChild(part("h2", "", "last-title"));
   last.appendChild(part("div", "", "last-hand"));
-  root.appendChild(sideColumn(ctx, [last]));
-  return root;
+  return skeletonOf(ctx, "crib-replay", felt, ["", "show-overlay"], [last]);
 }
 
 /** The seat that played `card` this hand (the state lists each seat's played cards). */

@@ -15,15 +15,10 @@
 import { cardBack, cardFace, cardSpoken, cardText } from "../../table/cards.js";
 import { button, el } from "../../table/dom.js";
 import { fmt, gettext, ngettext } from "../../table/i18n.js";
-import { paintPresence } from "../../table/presence.js";
+import { dialogActions, dialogPanel, drawTable, part, scoreTable, statusBar, youOr } from "../../table/parts.js";
 import { botBadge } from "../../table/sitin.js";
 import { paintBoard } from "./board.js";
 import { goFor, hisHeelsFor, pegPhrases, showItems, showPhrases, spokenShow } from "./spoken.js";
-
-/** The element `id` of this table: inside `t.root` (a replay's board), else in the page. */
-function part(t, id) {
-  return t.root ? t.root.querySelector("#" + id) : document.getElementById(id);
-}
 
 /** The labels of the show's breakdown, summed by kind ("fifteens 6 · pair 2"). */
 function breakdownSummary(b) {
@@ -63,7 +58,7 @@ function renderSeat(t, st, s, box) {
   dot.dataset.presenceSeat = String(s);
   head.appendChild(dot);
   head.appendChild(el("span", "peg-swatch peg-" + s));
-  const name = el("span", "seat-name", mine ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]);
+  const name = el("span", "seat-name", youOr(t, s));
   name.title = t.names[s] || "";
   head.appendChild(name);
   head.appendChild(botBadge(s));
@@ -236,15 +231,6 @@ function renderActions(t, st) {
 }
 
 function renderStatus(t, st, baseTitle) {
-  const yourMove = t.canLayAway(st) || t.canPlay(st);
-  if (!t.replay) document.title = (yourMove ? "● " + gettext("Your move") + " · " : "") + baseTitle;
-  const chipEl = t.replay ? null : document.querySelector(".status-chip");
-  if (chipEl && st.status === "finished" && !chipEl.classList.contains("status-finished")) {
-    chipEl.className = "chip status-chip status-finished";
-    chipEl.textContent = gettext("Finished");
-  }
-  const bar = part(t, "status-bar");
-  bar.textContent = "";
   let text;
   let until = null;
   if (st.status === "finished") {
@@ -261,54 +247,32 @@ function renderStatus(t, st, baseTitle) {
     text = fmt(gettext("Hand %(n)s · the play · %(who)s"), { n: st.round, who: who });
     if (st.turn && st.turn.deadline) until = st.turn.deadline;
   }
-  bar.classList.toggle("yours", yourMove);
-  bar.appendChild(el("span", "status-text", text));
-  if (until && !t.replay) {
-    const c = el("span", "countdown big clock");
-    c.id = "table-clock";
-    c.dataset.until = String(until);
-    bar.appendChild(c);
-  }
-  bar.appendChild(el("span", "status-target", fmt(gettext("to %(n)s"), { n: st.target_score })));
+  statusBar(t, st, {
+    yourMove: t.canLayAway(st) || t.canPlay(st), word: gettext("Your move"), title: baseTitle,
+    text: text, until: until,
+    after: [el("span", "status-target", fmt(gettext("to %(n)s"), { n: st.target_score }))],
+  });
 }
 
 function renderScores(t, st) {
-  const box = part(t, "scoreboard");
-  box.textContent = "";
-  const table = el("table", "scores");
-  const thead = el("thead");
-  const hr = el("tr");
-  hr.appendChild(el("th", "", gettext("Player")));
-  st.history.forEach(function (_, i) {
-    const th = el("th", "num", fmt(gettext("H%(n)s"), { n: i + 1 }));
-    th.title = fmt(gettext("Hand %(n)s"), { n: i + 1 });
-    hr.appendChild(th);
+  // While a hand is played, its points so far ("now") before the Total.
+  const now = st.status !== "playing" ? [] : [{
+    head: gettext("now"), title: gettext("This hand so far"),
+    cell: function (s) { return String(st.hand_points[s]); },
+  }];
+  scoreTable(t, st, {
+    rounds: st.history,
+    head: function (n) { return [fmt(gettext("H%(n)s"), { n: n }), fmt(gettext("Hand %(n)s"), { n: n })]; },
+    cell: function (h, s) { return String(h[s]); },
+    extra: now,
+    name: function (s) {
+      const cell = document.createDocumentFragment();
+      cell.appendChild(el("span", "peg-swatch peg-" + s));
+      cell.appendChild(document.createTextNode(youOr(t, s)));
+      return cell;
+    },
+    note: fmt(gettext("First to %(n)s points wins, the moment they reach it."), { n: st.target_score }),
   });
-  if (st.status === "playing") {
-    const th = el("th", "num", gettext("now"));
-    th.title = gettext("This hand so far");
-    hr.appendChild(th);
-  }
-  hr.appendChild(el("th", "num total", gettext("Total")));
-  thead.appendChild(hr);
-  table.appendChild(thead);
-  const tb = el("tbody");
-  for (let s = 0; s < 2; s++) {
-    const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    const nameCell = el("td", "");
-    nameCell.appendChild(el("span", "peg-swatch peg-" + s));
-    nameCell.appendChild(document.createTextNode(s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
-    tr.appendChild(nameCell);
-    st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
-    if (st.status === "playing") tr.appendChild(el("td", "num", String(st.hand_points[s])));
-    tr.appendChild(el("td", "num total", String(st.scores[s])));
-    tb.appendChild(tr);
-  }
-  table.appendChild(tb);
-  const wrap = el("div", "scores-wrap");
-  wrap.appendChild(table);
-  box.appendChild(wrap);
-  box.appendChild(el("p", "muted small", fmt(gettext("First to %(n)s points wins, the moment they reach it."), { n: st.target_score })));
 }
 
 /** Whose hand a show item is, in words ("Your crib", "Bob's hand"). */
@@ -387,15 +351,8 @@ function renderOverlay(t, st) {
   ov.hidden = false;
   ov.textContent = "";
   const over = st.status === "finished";
-  const panel = el("div", "reveal-panel card crib-show-panel");
-  if (!t.replay) {
-    panel.setAttribute("role", "dialog");
-    panel.setAttribute("aria-modal", "true");
-  }
-  panel.setAttribute("aria-labelledby", "show-title");
-  const title = el("h2", "", over ? gettext("Game over") : fmt(gettext("Hand %(n)s: the show"), { n: hand.round }));
-  title.id = "show-title";
-  panel.appendChild(title);
+  const panel = dialogPanel(t, "crib-show-panel", "show-title",
+    over ? gettext("Game over") : fmt(gettext("Hand %(n)s: the show"), { n: hand.round }));
   if (over) {
     const w = st.winners[0];
     panel.appendChild(el("p", "winners", w === t.you ? "★ " + gettext("You win!") + " ★"
@@ -418,33 +375,26 @@ function renderOverlay(t, st) {
     panel.appendChild(clock);
   }
   if (t.replay) { ov.appendChild(panel); return; }  // beside the table: nothing to close
-  const row = el("div", "reveal-actions");
-  row.appendChild(button(over ? gettext("Show the table") : gettext("Continue"), over ? "secondary" : "", "show-close", function () { t.closeShow(); }));
-  if (over) {
-    if (t.rematch) t.rematch(row);
-    const back = el("a", "button secondary", gettext("Back to games"));
-    back.href = "/games/";
-    row.appendChild(back);
-  }
-  panel.appendChild(row);
+  panel.appendChild(dialogActions(t, over, button(over ? gettext("Show the table") : gettext("Continue"),
+    over ? "secondary" : "", "show-close", function () { t.closeShow(); })));
   ov.appendChild(panel);
   const focus = panel.querySelector("[data-key=show-close]");
   if (focus) focus.focus({ preventScroll: true });
 }
 
 export function renderAll(t, st, baseTitle) {
-  const bottom = t.you === null ? 0 : t.you;
-  renderSeat(t, st, 1 - bottom, part(t, "seat-top"));
-  renderSeat(t, st, bottom, part(t, "seat-bottom"));
-  part(t, "felt").classList.toggle("spectating", t.you === null);
-  paintBoard(t.board, st.pegs, [t.names[0], t.names[1]]);
-  renderCentre(t, st);
-  if (!t.replay) renderActions(t, st);
-  renderStatus(t, st, baseTitle);
-  renderScores(t, st);
-  renderLastHand(t, st);
-  renderOverlay(t, st);
-  if (!t.replay) paintPresence();
+  drawTable(t, st, baseTitle, {
+    felt: function () {
+      const bottom = t.you === null ? 0 : t.you;
+      renderSeat(t, st, 1 - bottom, part(t, "seat-top"));
+      renderSeat(t, st, bottom, part(t, "seat-bottom"));
+      part(t, "felt").classList.toggle("spectating", t.you === null);
+      paintBoard(t.board, st.pegs, [t.names[0], t.names[1]]);
+      renderCentre(t, st);
+      renderLastHand(t, st);
+    },
+    actions: renderActions, status: renderStatus, scores: renderScores, dialog: renderOverlay,
+  });
 }
 
 /* --- Callouts: why points were scored, said on the table as it happens --------------------

@@ -6,23 +6,16 @@
  * reload (R4: a private look is not shown again, and one's own deck draw never names the card,
  * which may be back in the hand, hidden, R5).
  */
+import { describerOf } from "../../table/describe.js";
 import { fmt, gettext } from "../../table/i18n.js";
 import { cardText, PLACE_WORD } from "./cards.js";
 
 /** `table`: {you: seat | null, name(seat) -> string}. Returns describe(ev) for TableLog. */
 export function describer(table) {
-  const you = function (seat) { return seat !== undefined && seat !== null && seat === table.you; };
   const place = function (p) { return PLACE_WORD[p] || p; };
 
-  return function describe(ev) {
-    const d = ev.data || {};
-    const me = you(d.seat);
-    const who = d.seat !== undefined && d.seat !== null ? table.name(d.seat) : "";
+  return describerOf(table, function (ev, { d, me, who, you }) {
     switch (ev.type) {
-      case "seat_joined": return fmt(gettext("%(name)s joined."), { name: d.name });
-      case "seat_left": return fmt(gettext("%(name)s left."), { name: d.name });
-      case "seat_kicked": return fmt(gettext("%(name)s was removed by the host."), { name: d.name });
-      case "game_started": return gettext("The game starts.");
       case "round_dealt":
         if (table.turnBased && table.turnBased()) {
           // R28: no memorise period; the look is the player's own button.
@@ -88,12 +81,7 @@ export function describer(table) {
         if (winners.length === 1 && you(winners[0])) return { kind: "game_over", text: gettext("Game over. You win!") };
         return fmt(gettext("Game over. Winner: %(names)s"), { names: winners.map(table.name).join(", ") });
       }
-      case "game_abandoned": return gettext("The game was abandoned.");
-      case "game_ended": return gettext("An administrator ended the game.");
-      case "player_left": return me ? gettext("You left the game.")
-        : fmt(gettext("%(name)s left the game."), { name: d.name || who });
-      case "game_renamed": return fmt(gettext("The game is now called “%(name)s”."), { name: d.name });
-      default: return null;
+      default: return undefined;  // the platform's events: table/describe.js
     }
-  };
+  });
 }

@@ -10,15 +10,12 @@
 import { gettext } from "../../table/i18n.js";
 import { el } from "../../table/dom.js";
 import {
-  eventsOf, mount, namesOf, part, previousFrame, register, showLog, showsState, sideColumn, viewerSeat,
+  eventsOf, mount, namesOf, part, previousFrame, register, showLog, showsState, skeletonOf, viewerSeat,
 } from "../../replay/table_kit.js";
 import { renderAll } from "./view.js";
 
 /** The felt of templates/games/crisp/_table.html, without its buttons. */
 function skeleton(ctx) {
-  const root = el("div", "replay-table crisp-replay");
-  const main = el("div", "replay-main");
-  main.appendChild(part("div", "status-bar", "status-bar"));
   const felt = part("div", "felt", "felt");
   felt.appendChild(part("div", "seats", "seats"));
   const centre = part("div", "centre", "centre");
@@ -43,13 +40,7 @@ function skeleton(ctx) {
   centre.appendChild(pileStack);
   felt.appendChild(centre);
   felt.appendChild(part("div", "my-seat", "my-seat"));
-  main.appendChild(felt);
-  const reveal = part("div", "replay-reveal", "reveal");
-  reveal.hidden = true;
-  main.appendChild(reveal);
-  root.appendChild(main);
-  root.appendChild(sideColumn(ctx));
-  return root;
+  return skeletonOf(ctx, "crisp-replay", felt, ["", "reveal"]);
 }
 
 function pileKey(st) { return st ? st.pile.length + ":" + (st.pile[st.pile.length - 1] || "") : ""; }

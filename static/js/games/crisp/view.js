@@ -13,14 +13,11 @@
  */
 import { button, el } from "../../table/dom.js";
 import { fmt, gettext, ngettext } from "../../table/i18n.js";
-import { paintPresence } from "../../table/presence.js";
+import {
+  actionBox, dialogActions, dialogPanel, drawTable, part, scoresTable, scoreTable, statusBar, winnersLine, youOr,
+} from "../../table/parts.js";
 import { botBadge } from "../../table/sitin.js";
 import { cardBack, cardFace, cardText, isCourt, PLACE_WORD, PLACES } from "./cards.js";
-
-/** The element `id` of this table: inside `t.root` (a replay's board), else in the page. */
-function part(t, id) {
-  return t.root ? t.root.querySelector("#" + id) : document.getElementById(id);
-}
 
 /** Opponents round an oval, clockwise from the viewer (who sits at the bottom, off the oval).
  * `x` and `y` are percentages of the seats' box, 0 to 100: crisp.css moves a seat back by the
@@ -61,7 +58,7 @@ function renderSeat(t, st, s, pos) {
   const dot = el("span", "presence");
   dot.dataset.presenceSeat = String(s);
   head.appendChild(dot);
-  const name = el("span", "seat-name", mine ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]);
+  const name = el("span", "seat-name", youOr(t, s));
   name.title = t.names[s] || "";
   head.appendChild(name);
   if (st.dealer === s) {
@@ -225,12 +222,8 @@ export function renderCentre(t, st) {
 }
 
 export function renderActions(t, st) {
-  const box = part(t, "actions");
-  box.textContent = "";
-  if (t.you === null) {
-    box.appendChild(el("p", "muted", gettext("You are watching this game.")));
-    return;
-  }
+  const box = actionBox(t);
+  if (!box) return;
   const w = t.myWindow(st);
   if (w) {
     const call = button(gettext("Call CRISP!"), "crisp-button", "call", function () { t.act({ type: "call" }); });
@@ -298,14 +291,6 @@ export function renderActions(t, st) {
 
 export function renderStatus(t, st, baseTitle) {
   const yourMove = st.status === "playing" && !st.reveal && (t.myTurn(st) || !!t.myWindow(st));
-  if (!t.replay) document.title = (yourMove ? "● " + gettext("Your turn") + " · " : "") + baseTitle;
-  const chipEl = t.replay ? null : document.querySelector(".status-chip");
-  if (chipEl && st.status === "finished" && !chipEl.classList.contains("status-finished")) {
-    chipEl.className = "chip status-chip status-finished";
-    chipEl.textContent = gettext("Finished");
-  }
-  const bar = part(t, "status-bar");
-  bar.textContent = "";
   let text = "";
   let until = null;
   const tn = st.turn;
@@ -333,52 +318,23 @@ export function renderStatus(t, st, baseTitle) {
       text += " · " + gettext("time left");
     }
   }
-  bar.classList.toggle("yours", yourMove);
-  bar.appendChild(el("span", "status-text", text));
-  if (until) {
-    const c = el("span", "countdown big clock");
-    c.id = "table-clock";
-    c.dataset.until = String(until);
-    // R28: a turn-based move's clock reads in hours and days (clock.js's leftText).
-    bar.appendChild(c);
-  }
+  let called = null;
   if (st.caller !== null && !st.reveal && st.status === "playing") {
     // "You" is its own message, never a name put into a third-person frame ("Вы объявил(а)").
-    bar.appendChild(el("span", "called", st.caller === t.you
+    called = el("span", "called", st.caller === t.you
       ? fmt(gettext("You called crisp — final turns: %(n)s left"), { n: st.final_turns_left })
-      : fmt(gettext("%(name)s called crisp — final turns: %(n)s left"), { name: t.names[st.caller], n: st.final_turns_left })));
+      : fmt(gettext("%(name)s called crisp — final turns: %(n)s left"), { name: t.names[st.caller], n: st.final_turns_left }));
   }
+  statusBar(t, st, { yourMove: yourMove, title: baseTitle, text: text, until: until, after: [called] });
 }
 
 export function renderScores(t, st) {
-  const box = part(t, "scoreboard");
-  box.textContent = "";
-  const table = el("table", "scores");
-  const thead = el("thead");
-  const hr = el("tr");
-  hr.appendChild(el("th", "", gettext("Player")));
-  st.history.forEach(function (_, i) {
-    const th = el("th", "num", fmt(gettext("R%(n)s"), { n: i + 1 }));
-    th.title = fmt(gettext("Round %(n)s"), { n: i + 1 });
-    hr.appendChild(th);
+  scoreTable(t, st, {
+    rounds: st.history,
+    head: function (n) { return [fmt(gettext("R%(n)s"), { n: n }), fmt(gettext("Round %(n)s"), { n: n })]; },
+    cell: function (h, s) { return String(h[s]); },
+    note: fmt(gettext("The game ends at %(n)s points; lowest total wins."), { n: st.settings.target_score }),
   });
-  hr.appendChild(el("th", "num total", gettext("Total")));
-  thead.appendChild(hr);
-  table.appendChild(thead);
-  const tb = el("tbody");
-  for (let s = 0; s < st.seats; s++) {
-    const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    // "(you)", not an unexplained star.
-    tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] }) : t.names[s]));
-    st.history.forEach(function (h) { tr.appendChild(el("td", "num", String(h[s]))); });
-    tr.appendChild(el("td", "num total", String(st.scores[s])));
-    tb.appendChild(tr);
-  }
-  table.appendChild(tb);
-  const wrap = el("div", "scores-wrap");
-  wrap.appendChild(table);
-  box.appendChild(wrap);
-  box.appendChild(el("p", "muted small", fmt(gettext("The game ends at %(n)s points; lowest total wins."), { n: st.settings.target_score })));
 }
 
 export function renderReveal(t, st) {
@@ -392,18 +348,10 @@ export function renderReveal(t, st) {
   t.revealShownFor = key;
   ov.hidden = false;
   ov.textContent = "";
-  const panel = el("div", "reveal-panel card");
-  panel.setAttribute("role", "dialog");
-  panel.setAttribute("aria-labelledby", "reveal-title");
   const over = st.status === "finished";
-  const title = el("h2", "", over ? gettext("Game over") : fmt(gettext("Round %(n)s results"), { n: st.round }));
-  title.id = "reveal-title";
-  panel.appendChild(title);
-  if (over) {
-    const w = st.winners.map(function (s) { return t.names[s]; }).join(", ");
-    panel.appendChild(el("p", "winners", st.winners.indexOf(t.you) >= 0
-      ? "★ " + gettext("You win!") + " ★" : fmt(ngettext("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
-  }
+  const panel = dialogPanel(t, "", "reveal-title",
+    over ? gettext("Game over") : fmt(gettext("Round %(n)s results"), { n: st.round }));
+  if (over) panel.appendChild(winnersLine(t, st.winners));
   const caller = rv ? st.caller : null;
   if (caller !== null) {
     panel.appendChild(el("p", "muted", rv.caller_strictly_lowest
@@ -412,29 +360,21 @@ export function renderReveal(t, st) {
       : (caller === t.you ? gettext("You called crisp without the strictly lowest total: +5.")
         : fmt(gettext("%(name)s called crisp without the strictly lowest total: +5."), { name: t.nameOf(caller) }))));
   }
-  const table = el("table", "scores reveal-table");
-  const hr = el("tr");
-  (rv ? [gettext("Player"), gettext("Cards"), gettext("Sum"), gettext("Round"), gettext("Total")]
-    : [gettext("Player"), "", "", "", gettext("Total")]).forEach(function (h, i) {
-    hr.appendChild(el("th", i === 4 ? "num total" : i >= 2 ? "num" : "", h));
-  });
-  const thead = el("thead"); thead.appendChild(hr); table.appendChild(thead);
-  const tb = el("tbody");
-  for (let s = 0; s < st.seats; s++) {
-    const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    tr.appendChild(el("td", "", t.names[s] + (s === caller ? " · " + gettext("CRISP") : "")));
-    const cards = el("td", "mini-hand");
-    st.hands[s].forEach(function (c) { if (c) cards.appendChild(cardFace(c, "mini")); });
-    tr.appendChild(cards);
-    tr.appendChild(el("td", "num", rv ? String(rv.totals[s]) : ""));
-    tr.appendChild(el("td", "num", rv ? String(rv.round_scores[s]) : ""));
-    tr.appendChild(el("td", "num total", String(st.scores[s])));
-    tb.appendChild(tr);
-  }
-  table.appendChild(tb);
-  const tw = el("div", "scores-wrap");
-  tw.appendChild(table);
-  panel.appendChild(tw);
+  // Each seat's cards face up, their sum, the round's score (the caller's ±5 in it), the Total.
+  const num = function (key) { return function (s) { return rv ? String(rv[key][s]) : ""; }; };
+  panel.appendChild(scoresTable(t, st, {
+    cls: "reveal-table",
+    name: function (s) { return t.names[s] + (s === caller ? " · " + gettext("CRISP") : ""); },
+    columns: [
+      { head: rv ? gettext("Cards") : "", cls: "mini-hand", cell: function (s) {
+        const cards = document.createDocumentFragment();
+        st.hands[s].forEach(function (c) { if (c) cards.appendChild(cardFace(c, "mini")); });
+        return cards;
+      } },
+      { head: rv ? gettext("Sum") : "", cell: num("totals") },
+      { head: rv ? gettext("Round") : "", cell: num("round_scores") },
+    ],
+  }));
   if (!over && st.next_round_at && !t.replay) {
     const p = el("p", "muted", gettext("Next round in") + " ");
     const c = el("span", "countdown"); c.dataset.until = String(st.next_round_at);
@@ -443,17 +383,9 @@ export function renderReveal(t, st) {
   }
   ov.appendChild(panel);
   if (t.replay) return;  // a replay shows the results beside the table: nothing to close
-  const row = el("div", "reveal-actions");
-  row.appendChild(button(gettext("Show the table"), "secondary", "reveal-close", function () {
+  panel.appendChild(dialogActions(t, over, button(gettext("Show the table"), "secondary", "reveal-close", function () {
     ov.dataset.dismissed = "1"; ov.hidden = true;
-  }));
-  if (over) {
-    if (t.rematch) t.rematch(row);
-    const back = el("a", "button secondary", gettext("Back to games"));
-    back.href = "/games/";
-    row.appendChild(back);
-  }
-  panel.appendChild(row);
+  })));
   if (first) {
     const focus = panel.querySelector("[data-key=rematch]") || panel.querySelector("[data-key=reveal-close]");
     if (focus) focus.focus({ preventScroll: true });
@@ -461,11 +393,8 @@ export function renderReveal(t, st) {
 }
 
 export function renderAll(t, st, baseTitle) {
-  renderSeats(t, st);
-  renderCentre(t, st);
-  if (!t.replay) renderActions(t, st);
-  renderStatus(t, st, baseTitle);
-  renderScores(t, st);
-  renderReveal(t, st);
-  if (!t.replay) paintPresence();
+  drawTable(t, st, baseTitle, {
+    felt: function () { renderSeats(t, st); renderCentre(t, st); },
+    actions: renderActions, status: renderStatus, scores: renderScores, dialog: renderReveal,
+  });
 }

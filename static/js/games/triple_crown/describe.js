@@ -6,22 +6,15 @@
  * not even for the viewer (the role badge shows the viewer's own).
  * Lines the viewer did themselves are their own messages, so verbs agree in every language.
  */
+import { describerOf } from "../../table/describe.js";
 import { fmt, gettext } from "../../table/i18n.js";
 import { cardText } from "../../table/cards.js";
 import { ROLE_NAME, trumpsText } from "./words.js";
 
 /** `table`: {you: seat | null, name(seat) -> string}. Returns describe(ev) for TableLog. */
 export function describer(table) {
-  const isYou = function (seat) { return seat !== undefined && seat !== null && seat === table.you; };
-
-  return function describe(ev) {
-    const d = ev.data || {};
-    const who = d.seat !== undefined && d.seat !== null ? table.name(d.seat) : "";
+  return describerOf(table, function (ev, { d, who, you: isYou }) {
     switch (ev.type) {
-      case "seat_joined": return fmt(gettext("%(name)s joined."), { name: d.name });
-      case "seat_left": return fmt(gettext("%(name)s left."), { name: d.name });
-      case "seat_kicked": return fmt(gettext("%(name)s was removed by the host."), { name: d.name });
-      case "game_started": return gettext("The game starts.");
       case "round_dealt": {
         const head = isYou(d.dealer)
           ? fmt(gettext("Hand %(n)s: you deal."), { n: d.round })
@@ -69,12 +62,7 @@ export function describer(table) {
         return { kind: "game_over", text: fmt(gettext("Game over. Winner: %(names)s"),
           { names: winners.map(table.name).join(", ") }) };
       }
-      case "game_abandoned": return gettext("The game was abandoned.");
-      case "game_ended": return gettext("An administrator ended the game.");
-      case "player_left": return isYou(d.seat) ? gettext("You left the game.")
-        : fmt(gettext("%(name)s left the game."), { name: d.name || who });
-      case "game_renamed": return fmt(gettext("The game is now called “%(name)s”."), { name: d.name });
-      default: return null;
+      default: return undefined;  // the platform's events: table/describe.js
     }
-  };
+  });
 }

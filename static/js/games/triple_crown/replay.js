@@ -11,16 +11,13 @@
 import { gettext } from "../../table/i18n.js";
 import { el } from "../../table/dom.js";
 import {
-  eventsOf, mount, namesOf, part, register, showLog, showsState, sideColumn, viewerSeat,
+  eventsOf, mount, namesOf, part, register, showLog, showsState, skeletonOf, viewerSeat,
 } from "../../replay/table_kit.js";
 import { describer } from "./describe.js";
 import { renderAll } from "./view.js";
 
 /** The felt of templates/games/triple_crown/_table.html, without its buttons. */
 function skeleton(ctx) {
-  const root = el("div", "replay-table tc-replay");
-  const main = el("div", "replay-main");
-  main.appendChild(part("div", "status-bar", "status-bar"));
   const felt = part("div", "tc-felt", "felt");
   const info = part("div", "tc-info", "tc-info");
   info.appendChild(part("span", "tc-trumps", "tc-trumps"));
@@ -41,18 +38,12 @@ function skeleton(ctx) {
   hand.setAttribute("aria-label", gettext("Your hand"));
   me.appendChild(hand);
   felt.appendChild(me);
-  main.appendChild(felt);
-  const reveal = part("div", "replay-reveal tc-replay-reveal", "reveal");
-  reveal.hidden = true;
-  main.appendChild(reveal);
-  root.appendChild(main);
+  const root = skeletonOf(ctx, "tc-replay", felt, ["tc-replay-reveal", "reveal"]);
   // The hand's tricks so far (live: a dialog), folded away under the story until opened.
   const tricks = el("details", "card tc-replay-tricks");
   tricks.appendChild(el("summary", "", gettext("Tricks of this hand")));
   tricks.appendChild(part("ol", "tc-trick-list", "tricks-dialog-body"));
-  const side = sideColumn(ctx);
-  side.appendChild(tricks);
-  root.appendChild(side);
+  root.querySelector(".replay-side").appendChild(tricks);
   return root;
 }
 

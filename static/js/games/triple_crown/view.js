@@ -19,8 +19,9 @@
  */
 import { button, el } from "../../table/dom.js";
 import { fmt, gettext, ngettext } from "../../table/i18n.js";
-import { leftText, serverNow } from "../../table/clock.js";
-import { paintPresence } from "../../table/presence.js";
+import {
+  actionBox, dialogActions, dialogPanel, drawTable, part, scoreTable, statusBar, winnersLine, youOr,
+} from "../../table/parts.js";
 import { botBadge } from "../../table/sitin.js";
 import { cardFace, cardSpoken, cardText, SUIT } from "../../table/cards.js";
 import {
@@ -28,11 +29,6 @@ import {
 } from "./words.js";
 
 const PLACE = ["bottom", "left", "top", "right"];
-
-/** The element `id` of this table: inside `t.root` (a replay's board), else in the page. */
-function part(t, id) {
-  return t.root ? t.root.querySelector("#" + id) : document.getElementById(id);
-}
 
 /** What one seat's entry of a by-seat field says: a list or an object keyed by seat. */
 function bySeat(field, s) {
@@ -206,8 +202,7 @@ export function renderMe(t, st) {
   const dot = el("span", "presence");
   dot.dataset.presenceSeat = String(me);
   head.appendChild(dot);
-  head.appendChild(el("span", "tc-seat-name", t.you === null ? (t.names[me] || "")
-    : fmt(gettext("%(name)s (you)"), { name: t.names[me] || "" })));
+  head.appendChild(el("span", "tc-seat-name", youOr(t, me)));
   head.appendChild(botBadge(me));
   if (st.dealer === me) head.appendChild(dealerChip());
   head.appendChild(tricksChip(st.taken[me]));
@@ -403,13 +398,8 @@ export function renderDeclare(t, st) {
 }
 
 export function renderActions(t, st) {
-  const box = part(t, "actions");
-  box.textContent = "";
-  if (t.you === null) {
-    box.appendChild(el("p", "muted", gettext("You are watching this game.")));
-    return;
-  }
-  if (!playing(st)) return;
+  const box = actionBox(t);
+  if (!box || !playing(st)) return;
   if (t.canPlay(st)) {
     if (t.lifted) {
       box.appendChild(button(fmt(gettext("Play %(card)s"), { card: cardText(t.lifted) }), "tc-play", "play",
@@ -430,15 +420,6 @@ export function renderActions(t, st) {
 }
 
 export function renderStatus(t, st, baseTitle) {
-  const yourMove = t.canPlay(st) || t.canDeclare(st);
-  if (!t.replay) document.title = (yourMove ? "● " + gettext("Your turn") + " · " : "") + baseTitle;
-  const chipEl = t.replay ? null : document.querySelector(".status-chip");
-  if (chipEl && st.status === "finished" && !chipEl.classList.contains("status-finished")) {
-    chipEl.className = "chip status-chip status-finished";
-    chipEl.textContent = gettext("Finished");
-  }
-  const bar = part(t, "status-bar");
-  bar.textContent = "";
   let text;
   if (st.status === "finished") text = gettext("Game over.");
   else if (st.status === "abandoned") text = gettext("The game was abandoned.");
@@ -448,64 +429,22 @@ export function renderStatus(t, st, baseTitle) {
   } else if (st.turn !== null && st.turn !== undefined) {
     text = st.turn === t.you ? gettext("Your turn") : fmt(gettext("%(name)s's turn"), { name: t.nameIn(st.turn) });
   } else text = "";
-  bar.classList.toggle("yours", yourMove);
-  bar.appendChild(el("span", "status-text", text));
-  if (playing(st) && st.move_deadline && !t.replay) {
-    const c = el("span", "countdown big clock");
-    c.id = "table-clock";
-    c.dataset.until = String(st.move_deadline);
-    c.textContent = leftText(st.move_deadline - serverNow());
-    c.title = gettext("Time left for this move");
-    bar.appendChild(c);
-  }
-  const goal = el("span", "tc-goal", fmt(gettext("First to %(n)s points"), { n: st.settings.target_score }));
-  bar.appendChild(goal);
+  statusBar(t, st, {
+    yourMove: t.canPlay(st) || t.canDeclare(st), title: baseTitle, text: text,
+    until: playing(st) ? st.move_deadline : null, clockTitle: gettext("Time left for this move"),
+    after: [el("span", "tc-goal", fmt(gettext("First to %(n)s points"), { n: st.settings.target_score }))],
+  });
 }
 
 export function renderScores(t, st) {
-  const box = part(t, "scoreboard");
-  // Where the player scrolled the hands to, kept across redraws (a card played must not snap
-  // them back); untouched, the table shows the latest hands.
-  const before = box.querySelector(".scores-wrap");
-  const kept = before && before.dataset.moved === "1" ? before.scrollLeft : null;
-  box.textContent = "";
-  const table = el("table", "scores");
-  const thead = el("thead");
-  const hr = el("tr");
-  hr.appendChild(el("th", "", gettext("Player")));
-  // Every hand, however many: the table scrolls sideways under the player's name and the
-  // Total, which stay put (table.css), and opens at the latest hands.
-  const shown = st.history;
-  shown.forEach((_, i) => {
-    const th = el("th", "num hand", fmt(gettext("H%(n)s"), { n: i + 1 }));
-    th.title = fmt(gettext("Hand %(n)s"), { n: i + 1 });
-    hr.appendChild(th);
+  const box = scoreTable(t, st, {
+    rounds: st.history,
+    head: (n) => [fmt(gettext("H%(n)s"), { n: n }), fmt(gettext("Hand %(n)s"), { n: n })],
+    cell: (h, s) => (h[s] ? "+" + h[s] : "0"),
+    extra: [{ head: gettext("Tricks"), cell: (s) => (st.phase === "over" ? "" : String(st.taken[s])) }],
+    note: fmt(gettext("The game ends when someone reaches %(n)s points; the highest total wins."),
+      { n: st.settings.target_score }),
   });
-  hr.appendChild(el("th", "num", gettext("Tricks")));
-  hr.appendChild(el("th", "num total", gettext("Total")));
-  thead.appendChild(hr);
-  table.appendChild(thead);
-  const tb = el("tbody");
-  for (let s = 0; s < st.seats; s++) {
-    const tr = el("tr", st.winners.indexOf(s) >= 0 ? "winner" : "");
-    tr.appendChild(el("td", "", s === t.you ? fmt(gettext("%(name)s (you)"), { name: t.names[s] || "" }) : (t.names[s] || "")));
-    shown.forEach((h) => tr.appendChild(el("td", "num hand", h[s] ? "+" + h[s] : "0")));
-    tr.appendChild(el("td", "num", st.phase === "over" ? "" : String(st.taken[s])));
-    tr.appendChild(el("td", "num total", String(st.scores[s])));
-    tb.appendChild(tr);
-  }
-  table.appendChild(tb);
-  const wrap = el("div", "scores-wrap");
-  wrap.appendChild(table);
-  box.appendChild(wrap);
-  wrap.scrollLeft = kept === null ? wrap.scrollWidth : kept;
-  if (kept !== null) wrap.dataset.moved = "1";
-  wrap.addEventListener("scroll", () => {
-    wrap.dataset.moved = wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 2 ? "1" : "";
-  }, { passive: true });
-  const foot = el("p", "muted small", fmt(gettext("The game ends when someone reaches %(n)s points; the highest total wins."),
-    { n: st.settings.target_score }));
-  box.appendChild(foot);
   if (st.last_hand && !t.replay) {
     box.appendChild(button(fmt(gettext("Results of hand %(n)s"), { n: st.last_hand.round }), "secondary small",
       "last-hand", () => t.showReveal(st.last_hand)));
@@ -524,21 +463,10 @@ export function renderReveal(t, st) {
   ov.dataset.key = key;
   ov.hidden = false;
   ov.textContent = "";
-  const panel = el("div", "reveal-panel card tc-reveal");
+  const panel = dialogPanel(t, "tc-reveal", "reveal-title",
+    over ? gettext("Game over") : fmt(gettext("Hand %(n)s: the reveal"), { n: r.round }));
   panel.id = "reveal-panel";
-  if (!t.replay) {
-    panel.setAttribute("role", "dialog");
-    panel.setAttribute("aria-modal", "true");
-  }
-  panel.setAttribute("aria-labelledby", "reveal-title");
-  const title = el("h2", "", over ? gettext("Game over") : fmt(gettext("Hand %(n)s: the reveal"), { n: r.round }));
-  title.id = "reveal-title";
-  panel.appendChild(title);
-  if (over) {
-    const w = st.winners.map((s) => t.names[s]).join(", ");
-    panel.appendChild(el("p", "winners", st.winners.indexOf(t.you) >= 0 ? "★ " + gettext("You win!") + " ★"
-      : fmt(ngettext("Winner: %(names)s", "Winners: %(names)s", st.winners.length), { names: w })));
-  }
+  if (over) panel.appendChild(winnersLine(t, st.winners));
   if (r.kind === "double_stakes") {
     panel.appendChild(el("p", "tc-reveal-kind", fmt(gettext("Double Stakes hand: %(name)s played alone with trumps %(trumps)s; the secret memo said %(memo)s."),
       { name: t.nameIn(r.double_stakes), trumps: trumpsText(r.trumps), memo: MEMO_WORD[r.memo] || "" })));
@@ -573,33 +501,24 @@ export function renderReveal(t, st) {
   }
   panel.appendChild(list);
   if (t.replay) { ov.appendChild(panel); return; }  // beside the table: nothing to close
-  const row = el("div", "reveal-actions");
   const label = over ? gettext("Show the table")
     : t.canPlay(st) || t.canDeclare(st) ? gettext("Continue — your turn") : gettext("Continue");
   const go = button(label, over ? "secondary" : "", "reveal-close", () => t.closeReveal());
-  row.appendChild(go);
-  if (over) {
-    if (t.rematch) t.rematch(row);
-    const back = el("a", "button secondary", gettext("Back to games"));
-    back.href = "/games/";
-    row.appendChild(back);
-  }
-  panel.appendChild(row);
+  panel.appendChild(dialogActions(t, over, go));
   ov.appendChild(panel);
   if (first) go.focus();
 }
 
 export function renderAll(t, st, baseTitle) {
-  renderInfo(t, st);
-  renderSeats(t, st);
-  renderMe(t, st);
-  renderTrick(t, st);
-  renderDeclare(t, st);
-  renderHand(t, st);
-  if (!t.replay) renderActions(t, st);
-  renderStatus(t, st, baseTitle);
-  renderScores(t, st);
-  renderReveal(t, st);
-  if (!t.replay) paintPresence();
+  drawTable(t, st, baseTitle, {
+    felt: function () {
+      renderInfo(t, st);
+      renderSeats(t, st);
+      renderMe(t, st);
+      renderTrick(t, st);
+      renderDeclare(t, st);
+      renderHand(t, st);
+    },
+    actions: renderActions, status: renderStatus, scores: renderScores, dialog: renderReveal,
+  });
 }
-
