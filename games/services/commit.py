@@ -48,7 +48,7 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
-from games.services.prepared import ChangeWrite, Prepared, PreparedUpdate
+from games.services.prepared import ChangeWrite, Prepared, PreparedUpdate, fetch_together
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,21 @@ _SEAT_COLUMNS = (
     "user__is_bot",
     "user__is_guest",  # a seat event says so (issue 24)
 )
+
+
+def _lock_with_seats(game: Game | int) -> tuple[Game, list[Seat]]:
+    """``_lock`` and ``_seats`` in one round trip where the database allows it (PostgreSQL:
+    one message, the seats read after the lock is taken; ``prepared.fetch_together``).
+    Call inside ``transaction.atomic``."""
+    pk = game.pk if isinstance(game, Game) else game
+    try:
+        found, seats = fetch_together((_LOCK, (pk,)), (_SEATS, (pk,)))
+        (locked,) = found
+    except (ValueError, TypeError):  # no row (nothing to unpack), or not a key at all
+        raise ServiceError("not_found", "No such game.", status=404) from None
+    for seat in seats:
+        _SEAT_GAME.set_cached_value(seat, locked)
+    return locked, seats
 
 
 def _seats(game: Game) -> list[Seat]:

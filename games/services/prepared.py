@@ -99,11 +99,22 @@ class Prepared:
         Each key is checked as the ORM checks an integer column (``ValueError``/``TypeError``
         for what is not an integer; no row for one out of a 64-bit column's range).
         """
+        statement = self._statement(keys, using)
+        if statement is None:
+            return []
+        compiled, params = statement
+        with connections[using].cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            rows = cursor.fetchall()
+        return self._instances(compiled, rows, using)
+
+    def _statement(self, keys: tuple[Any, ...], using: str) -> tuple[_Compiled, list[Any]] | None:
+        """The SQL and parameters for ``keys``; None when no row can match (``fetch``)."""
         keys = tuple(k if type(k) is int else int(k) for k in keys)
         if len(keys) != self._keys:
             raise TypeError(f"this read takes {self._keys} keys")
         if not all(_KEY_MIN <= k <= _KEY_MAX for k in keys):
-            return []
+            return None
         compiled = self._compile(using)
         connection = connections[using]
         if (
@@ -119,9 +130,10 @@ class Prepared:
         params = list(compiled.params)
         for at, key in zip(compiled.key_at, keys, strict=True):
             params[at] = key
-        with connection.cursor() as cursor:
-            cursor.execute(compiled.sql, params)
-            rows = cursor.fetchall()
+        return compiled, params
+
+    @staticmethod
+    def _instances(compiled: _Compiled, rows: list[Any], using: str) -> list[Any]:
         if not rows:
             return []
         out = []
@@ -135,6 +147,51 @@ class Prepared:
                 setattr(obj, name, row[at])
             out.append(obj)
         return out
+
+
+def fetch_together(
+    *reads: tuple[Prepared, tuple[Any, ...]], using: str = "default"
+) -> list[list[Any]]:
+    """Several prepared reads, in order, in ONE round trip where the driver allows it.
+
+    Why: each statement of an action is a round trip on a daphne process's one database
+    thread (bench/RESULTS.md, issue 25, session 14); the row lock and the seats' read need
+    nothing from each other but their order. On PostgreSQL through psycopg's client-side
+    binding cursor (Django's default) the statements go as one message and run one after the
+    other in the transaction, so the second still reads under the lock the first took (each
+    statement sees what was committed before it began, as two round trips would). Elsewhere
+    (SQLite, a server-side binding cursor) they run one by one. Each read gives what its
+    ``fetch`` gives, refusals included.
+    """
+    statements = [read._statement(keys, using) for read, keys in reads]
+    connection = connections[using]
+    together = connection.vendor == "postgresql" and all(s is not None for s in statements)
+    if together:
+        from psycopg import ClientCursor  # only on PostgreSQL, whose driver it is
+
+        with connection.cursor() as cursor:
+            together = isinstance(cursor.cursor, ClientCursor)
+            if together:
+                cursor.execute(
+                    "; ".join(s[0].sql for s in statements),  # type: ignore[index]
+                    [p for s in statements for p in s[1]],  # type: ignore[index]
+                )
+                results = []
+                for i, statement in enumerate(statements):
+                    if i:
+                        cursor.nextset()
+                    results.append(Prepared._instances(statement[0], cursor.fetchall(), using))  # type: ignore[index]
+                return results
+    out = []
+    for statement in statements:
+        if statement is None:
+            out.append([])
+            continue
+        compiled, params = statement
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            out.append(Prepared._instances(compiled, cursor.fetchall(), using))
+    return out
 
 
 class PreparedUpdate:

@@ -160,6 +160,15 @@ def test_the_reads_give_what_their_querysets_gave(
         assert commit._lock_playing(game.pk).pk == game.pk
         assert commit._lock_playing(game.pk, skip_locked=True).pk == game.pk
         seats = commit._seats(locked)
+        # The lock and the seats sent together (one round trip on PostgreSQL) give the same.
+        together, with_seats = commit._lock_with_seats(game.pk)
+        for field in Game._meta.concrete_fields:
+            assert getattr(together, field.attname) == getattr(orm, field.attname), field.name
+        assert together.lock_round_id == locked.lock_round_id is not None
+        assert [(s.pk, s.user.username, s.turn_since) for s in with_seats] == [
+            (s.pk, s.user.username, s.turn_since) for s in seats
+        ]
+        assert all(s.game is together for s in with_seats)
     expected = list(Seat.objects.filter(game=game).order_by("number"))
     assert [s.pk for s in seats] == [s.pk for s in expected]
     for got, want in zip(seats, expected, strict=True):
@@ -181,6 +190,9 @@ def test_the_lock_refuses_as_before(start_game: Any, users: list[Any], fake_cloc
         for bad in (game.pk + 1000, "nope", None, 2**70, -1):
             with pytest.raises(ServiceError) as refused:
                 commit._lock(bad)
+            assert refused.value.code == "not_found"
+            with pytest.raises(ServiceError) as refused:
+                commit._lock_with_seats(bad)
             assert refused.value.code == "not_found"
         assert commit._lock_playing(game.pk + 1000) is None
     Game.objects.filter(pk=game.pk).update(status=Game.Status.FINISHED)

@@ -7,10 +7,10 @@ tests pin the count so a change that adds a round trip to the hot path is seen.
 
 The counts are of the statements Django sends, the test's savepoint and its release included
 (in production the action's transaction is the outermost: BEGIN and COMMIT instead). On
-PostgreSQL an action is three statements (issue 25, session 14): the row lock (with the round's
-key), the seats with their users, and ONE write (``services.prepared.ChangeWrite``: the engine
-call, the events, the row, the seats' turns). On SQLite, in process, the writes are the same
-statements one after the other (no round trip to save there).
+PostgreSQL an action is two round trips (issue 25, session 14): the row lock (with the round's
+key) sent together with the seats' read (``services.prepared.fetch_together``), and ONE write
+(``services.prepared.ChangeWrite``: the engine call, the events, the row, the seats' turns).
+On SQLite, in process, the same statements run one after the other (no round trip to save).
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ def test_an_action_over_the_socket_costs_at_most_its_budget(
                 if not sql.startswith(("SELECT", "SAVEPOINT", "RELEASE"))
             ]
             assert len(writes) == 1 and writes[0].startswith("WITH "), writes
+            reads = [sql for sql in _sql(change) if sql.startswith("SELECT")]
+            assert len(reads) == 1 and "FOR UPDATE; SELECT" in reads[0], reads
 
 
 def _sql(captured: CaptureQueriesContext) -> list[str]:
@@ -77,11 +79,12 @@ def _budget(budgets: dict[str, int]) -> int:
 #: Issue 26 added one: the seats' "your move" columns, every changed seat in one UPDATE
 #: (``commit._persist_turns``; a change that moves the turn always has one): 9 and 9.
 #: Issue 25, session 14: the round's key comes with the lock (``commit._with_round``), and on
-#: PostgreSQL the engine call, the events, the row and the seats' turns are one statement
-#: (``prepared.ChangeWrite``): savepoint, lock, seats, write, release. SQLite runs the same
-#: writes one by one (a discard moves the turn: one more, the seats' turns).
-BUDGET_DRAW = {"postgresql": 5, "sqlite": 7}
-BUDGET_DISCARD = {"postgresql": 5, "sqlite": 8}
+#: PostgreSQL the lock and the seats go as one message and the engine call, the events, the
+#: row and the seats' turns are one statement (``prepared.ChangeWrite``): savepoint, lock and
+#: seats, write, release. SQLite runs them one by one (a discard moves the turn: one more,
+#: the seats' turns).
+BUDGET_DRAW = {"postgresql": 4, "sqlite": 7}
+BUDGET_DISCARD = {"postgresql": 4, "sqlite": 8}
 #: A timer: the lock, the seats (one query, users joined: the sit-in count, the computer
 #: players and the broadcast's seat map), the timed-out seat's count, the engine call, the
 #: round, the events, the game (and the transaction's two statements). The timer measured is
