@@ -387,7 +387,9 @@ def _engine_change(
     game.version += 1
     version = game.version
     lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats)]
-    call_row = EngineCall(game=game, version=version, at=at_ms, **call) if call else None
+    call_row = (
+        EngineCall(game=game, version=version, at=at_ms, **call) if call is not None else None
+    )
     rows: list[Event] = [
         _event_row(game, origin=Event.Origin.LOBBY, type=t, data=d, version=version, at_ms=at_ms)
         for t, d in lobby_events
