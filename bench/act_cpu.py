@@ -53,12 +53,22 @@ def main() -> None:
     )
     import django
 
+    # Celery's Django fix-up puts the working directory first on the path when the app is
+    # made (django.setup): from another checkout, that checkout's `games` was imported and
+    # measured instead of --tree's (session 14 found every earlier --tree A/B measured the
+    # driver's own code twice). Run from the tree, and check.
+    os.chdir(tree)
     django.setup()
     from django.contrib.auth import get_user_model
     from live import make_tables
 
     from games import consumers, services
     from games.models import Game
+
+    for name in ("games.consumers", "games.services", "games.models"):
+        source = Path(sys.modules[name].__file__ or "").resolve()
+        if tree not in source.parents:  # the bench's own guard
+            raise SystemExit(f"{name} came from {source}, not from {tree}")
 
     tables = make_tables(args.tables)
     users = get_user_model().objects

@@ -8,6 +8,12 @@ before (`before`: the queryset / `save(update_fields=...)`) and as it does now
 transaction on one started 4-seat game: CPU of this thread per call (`time.thread_time`), median
 and p90. Alternating in one process is the A/B least moved by a loaded machine (bench/
 RESULTS.md, session 8).
+
+Session 14 added the two round trips an action saved: the row lock and the seats' read in one
+message (`commit._lock_with_seats`) against one after the other, and the change's writes --
+the `EngineCall` row, three `Event` rows, the row's update and two seats' turns -- as the ORM
+wrote them (`create`, `bulk_create`, the prepared update, the `CASE` update) against
+`commit._WRITE_CHANGE` (one statement on PostgreSQL). The rows are made before each timed call.
 """
 
 from __future__ import annotations
@@ -51,8 +57,8 @@ def main() -> None:
     from django.db import transaction
     from live import make_tables
 
-    from games import services
-    from games.models import Game, Round, Seat
+    from games import clock, services
+    from games.models import EngineCall, Event, Game, Round, Seat
     from games.services import commit
 
     ((game_id, _),) = make_tables(1)
@@ -94,7 +100,46 @@ def main() -> None:
             lambda: game.save(update_fields=commit._CHANGE_COLUMNS),
             lambda: commit._SAVE_CHANGE.save(game),
         ),
+        (
+            "lock + seats",
+            lambda: commit._seats(commit._lock(game_id)),
+            lambda: commit._lock_with_seats(game_id),
+        ),
     ]
+    seat_ids = list(Seat.objects.filter(game=game).order_by("number").values_list("pk", flat=True))
+    (rnd,) = commit._ROUND.fetch(game_id, number)
+
+    def change() -> tuple[Any, list[Any], dict[int, Any]]:
+        """A discard's rows: the engine call, three events, two seats' turns (made untimed)."""
+        game.version += 1
+        at = clock.now_ms()
+        call = EngineCall(
+            game=game, version=game.version, at=at, call="apply", seat=0, action={"type": "x"}
+        )
+        rows = [
+            commit._event_row(
+                game,
+                origin=Event.Origin.ENGINE,
+                type="bench",
+                data={"seat": 0, "at": at, "i": i},
+                version=game.version,
+                round=rnd,
+                at_ms=at,
+            )
+            for i in range(3)
+        ]
+        since = clock.to_datetime(at)
+        return call, rows, {seat_ids[0]: (None, None), seat_ids[1]: (since, None)}
+
+    def orm_writes(call: Any, rows: list[Any], turns: dict[int, Any]) -> None:
+        call.save()
+        Event.objects.bulk_create(rows)
+        commit._SAVE_CHANGE.save(game)
+        commit._write_turns(turns)
+
+    def one_write(call: Any, rows: list[Any], turns: dict[int, Any]) -> None:
+        commit._WRITE_CHANGE.write(game, call, rows, turns)
+
     print(f"{args.calls} calls of each, alternating, CPU of this thread per call (ms)")
     print(f"  {'':<18}{'before p50':>11}{'p90':>8}{'after p50':>11}{'p90':>8}{'saved':>8}")
     total = 0.0
@@ -117,8 +162,23 @@ def main() -> None:
                 f"  {name:<18}{statistics.median(b):11.3f}{b[p90]:8.3f}"
                 f"{statistics.median(a):11.3f}{a[p90]:8.3f}{saved:8.3f}"
             )
+        times = {"before": [], "after": []}
+        for i in range(args.calls + 50):
+            for key, fn in (("before", orm_writes), ("after", one_write)):
+                rows = change()
+                t0 = time.thread_time()
+                fn(*rows)
+                if i >= 50:  # the first 50 warm both
+                    times[key].append((time.thread_time() - t0) * 1000)
+        b, a = sorted(times["before"]), sorted(times["after"])
+        p90 = int(0.9 * (len(b) - 1))
+        saved = statistics.median(b) - statistics.median(a)
+        print(
+            f"  {'the writes':<18}{statistics.median(b):11.3f}{b[p90]:8.3f}"
+            f"{statistics.median(a):11.3f}{a[p90]:8.3f}{saved:8.3f}"
+        )
         transaction.set_rollback(True)
-    print(f"  saved per action (the four, medians): {total:.3f} ms")
+    print(f"  saved by the reads and the row update above (medians): {total:.3f} ms")
 
 
 if __name__ == "__main__":

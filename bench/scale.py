@@ -5,7 +5,9 @@
 
 For every daphne count (`--daphnes`, default 1,2) and table count (`--tables`):
 
-1. **Product, human pace**: daphne xD serving `crisp_site.asgi`, a Celery worker (threads) and
+1. **Product, human pace**: daphne xD serving `crisp_site.asgi` (several on one port, each with
+   its own SO_REUSEPORT socket: `crisp_site.serve --reuse-port`, README "Scaling out"), a
+   Celery worker (threads) and
    beat, a private Redis and a fresh PostgreSQL database (`--database-url`, default
    `postgres://postgres@127.0.0.1:5432/crisp_bench_scale`, dropped and created per run).
    N tables of 4 seats (Crisp, product timers: 2 s start delay, 3 s windows; the draw clock
@@ -89,6 +91,25 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def wait_listening(pids: list[int], port: int, timeout: float = 60) -> None:
+    """Until every one of ``pids`` listens on ``port`` (daphnes sharing it: ``wait_ports``
+    sees the first one only)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(
+            any(
+                c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                for c in psutil.Process(pid).net_connections("tcp")
+            )
+            for pid in pids
+        ):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"not every daphne of {pids} listens on {port}")
 
 
 def wait_ports(ports: list[int], timeout: float = 60) -> None:
@@ -610,7 +631,12 @@ class Stack:
         redis_pid: int | None,
         dbname: str | None,
     ) -> None:
-        self.ports = [free_port() for _ in range(daphnes)]
+        # Several daphnes serve ONE port, as production runs them (README, "Scaling out"):
+        # each binds it with SO_REUSEPORT (`crisp_site.serve --reuse-port`) and the kernel
+        # spreads the connections; the client connects every socket to that one port.
+        port = free_port()
+        self.ports = [port] * daphnes
+        shared = ["--reuse-port"] if daphnes > 1 else []
         # `crisp_site.serve` is daphne as `make run` starts it (close frames, not TCP drops),
         # for the echo too: the same server code under both applications.
         self.procs = [
@@ -620,6 +646,7 @@ class Stack:
                     str(BIN / "python"),
                     "-m",
                     "crisp_site.serve",
+                    *shared,
                     "-b",
                     "127.0.0.1",
                     "-p",
@@ -671,6 +698,7 @@ class Stack:
                 )
             )
         wait_ports(self.ports)
+        wait_listening([p.p.pid for p in self.procs if "-daphne" in p.name], port)
         pids = {p.name[len(tag) + 1 :]: p.p.pid for p in self.procs}
         if redis_pid:
             pids["redis"] = redis_pid

@@ -169,14 +169,18 @@ def celery_beat(log_dir: Path, name: str = "beat", **env: str) -> LiveProcess:
     )
 
 
-def daphne(log_dir: Path, port: int, name: str = "daphne", **env: str) -> LiveProcess:
-    """daphne as production runs it: through crisp_site.serve (clean WebSocket closes)."""
+def daphne(
+    log_dir: Path, port: int, name: str = "daphne", *, reuse_port: bool = False, **env: str
+) -> LiveProcess:
+    """daphne as production runs it: through crisp_site.serve (clean WebSocket closes).
+    ``reuse_port``: one of several daphnes on one port (README, "Scaling out")."""
     return LiveProcess(
         name,
         [
             str(BIN / "python"),
             "-m",
             "crisp_site.serve",
+            *(["--reuse-port"] if reuse_port else []),
             "-b",
             "127.0.0.1",
             "-p",

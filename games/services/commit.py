@@ -40,7 +40,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Case, DateTimeField, Q, Value, When
+from django.db.models import Case, DateTimeField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Cast
 
 from games import clock, signals
@@ -48,7 +48,7 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
-from games.services.prepared import Prepared, PreparedUpdate
+from games.services.prepared import ChangeWrite, Prepared, PreparedUpdate, fetch_together
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,28 @@ def _lock(game: Game | int) -> Game:
     return locked
 
 
+def _with_round(games: Any) -> Any:
+    """The game row with its latest round's key and number (``lock_round_id``,
+    ``lock_round_number``): the round a change's events belong to, read with the lock
+    instead of by a query of its own (``_round``; issue 25, session 14)."""
+    latest = Round.objects.filter(game_id=OuterRef("pk")).order_by("-number")
+    return games.annotate(
+        lock_round_id=Subquery(latest.values("id")[:1]),
+        lock_round_number=Subquery(latest.values("number")[:1]),
+    )
+
+
 #: The reads every change makes, compiled to SQL once per process (``prepared``: the ORM's
 #: query building was most of their cost on a daphne process; bench/RESULTS.md, session 8).
-_LOCK = Prepared(lambda pk: Game.objects.select_for_update().filter(pk=pk))
+_LOCK = Prepared(lambda pk: _with_round(Game.objects.select_for_update().filter(pk=pk)))
 _LOCK_PLAYING = Prepared(
-    lambda pk: Game.objects.select_for_update().filter(pk=pk, status=Game.Status.PLAYING)
+    lambda pk: _with_round(
+        Game.objects.select_for_update().filter(pk=pk, status=Game.Status.PLAYING)
+    )
 )
 _LOCK_PLAYING_SKIP = Prepared(
-    lambda pk: Game.objects.select_for_update(skip_locked=True).filter(
-        pk=pk, status=Game.Status.PLAYING
+    lambda pk: _with_round(
+        Game.objects.select_for_update(skip_locked=True).filter(pk=pk, status=Game.Status.PLAYING)
     )
 )
 
@@ -169,6 +182,21 @@ _SEAT_COLUMNS = (
 )
 
 
+def _lock_with_seats(game: Game | int) -> tuple[Game, list[Seat]]:
+    """``_lock`` and ``_seats`` in one round trip where the database allows it (PostgreSQL:
+    one message, the seats read after the lock is taken; ``prepared.fetch_together``).
+    Call inside ``transaction.atomic``."""
+    pk = game.pk if isinstance(game, Game) else game
+    try:
+        found, seats = fetch_together((_LOCK, (pk,)), (_SEATS, (pk,)))
+        (locked,) = found
+    except (ValueError, TypeError):  # no row (nothing to unpack), or not a key at all
+        raise ServiceError("not_found", "No such game.", status=404) from None
+    for seat in seats:
+        _SEAT_GAME.set_cached_value(seat, locked)
+    return locked, seats
+
+
 def _seats(game: Game) -> list[Seat]:
     """Every seat of the game with its user, in one query of only what a change needs
     (model instances of whole accounts were a tenth of a daphne's CPU per action: bench/
@@ -192,6 +220,7 @@ _SEATS = Prepared(
 _SEAT_GAME = Seat._meta.get_field("game")
 #: The current round's row, for the events' foreign key and a round's end: not the deck. One
 #: row (unique): no ordering, the model's would join the game. Compiled once (``prepared``).
+#: Read only when the lock's own (``_with_round``) is not the round asked for (``_round``).
 _ROUND = Prepared(
     lambda game_id, number: (
         Round.objects.filter(game_id=game_id, number=number)
@@ -200,6 +229,19 @@ _ROUND = Prepared(
     ),
     keys=2,
 )
+
+
+def _round(game: Game, number: int) -> Round | None:
+    """Round ``number`` of ``game`` (its key, game and number; the rest deferred, as
+    ``_ROUND`` gives it), from what the lock read when that is the round, else read."""
+    if getattr(game, "lock_round_number", None) == number and game.lock_round_id is not None:
+        return Round.from_db(
+            game._state.db or "default",
+            ["id", "game_id", "number"],
+            [game.lock_round_id, game.pk, number],
+        )
+    found = _ROUND.fetch(game.pk, number)
+    return found[0] if found else None
 
 
 def _seat_of(game: Game, user: AbstractBaseUser) -> Seat | None:
@@ -235,8 +277,9 @@ def _event_row(
     at_ms: int,
 ) -> Event:
     """The next event, numbered but not yet written: a change writes its events in one
-    ``bulk_create`` (one round trip instead of one per event).  Caller holds the game's row
-    lock (that is what makes ``seq`` gap-free and unique without retries)."""
+    statement (``_WRITE_CHANGE`` or ``bulk_create``; one round trip instead of one per
+    event).  Caller holds the game's row lock (that is what makes ``seq`` gap-free and unique
+    without retries)."""
     game.last_seq += 1
     return Event(
         game=game,
@@ -333,17 +376,20 @@ def _engine_change(
     it); a change that finishes the game sends ``signals.game_finished`` (its record, ratings).
     ``seats``: every seat of the game with its user, when the caller has already read them
     (``game_act``), so the sit-in count and the computer players need no query of their own.
-    The events are written in one ``bulk_create``: each query is a round trip on a daphne
-    process's single database thread (bench/RESULTS.md, "Scale").
+    The engine call, the events, the row and the seats' turns are written together
+    (``_WRITE_CHANGE``: one statement on PostgreSQL): each query is a round trip on a daphne
+    process's single database thread (bench/RESULTS.md, "Scale", sessions 4 and 14).
     ``columns_only``: the caller changed nothing of the row itself (an action, a timer), so
-    only the columns written here are saved (``_CHANGE_COLUMNS``), not the whole row.
+    only the columns written here are saved (``_CHANGE_COLUMNS``), not the whole row, and
+    everything in one write (``_WRITE_CHANGE``); otherwise through the ORM, one by one.
     """
     engine = _engine(game)
     game.version += 1
     version = game.version
     lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats)]
-    if call is not None:
-        EngineCall.objects.create(game=game, version=version, at=at_ms, **call)
+    call_row = (
+        EngineCall(game=game, version=version, at=at_ms, **call) if call is not None else None
+    )
     rows: list[Event] = [
         _event_row(game, origin=Event.Origin.LOBBY, type=t, data=d, version=version, at_ms=at_ms)
         for t, d in lobby_events
@@ -367,8 +413,7 @@ def _engine_change(
             rnd = rounds.get(current)
             if rnd is None:
                 # Only what the events' foreign key and a round's end need: not the deck.
-                found = _ROUND.fetch(game.pk, current)
-                rnd = found[0] if found else None
+                rnd = _round(game, current)
                 if rnd is not None:
                     rounds[current] = rnd
         if ev.type == engine.ROUND_END_EVENT and rnd is not None:
@@ -388,7 +433,6 @@ def _engine_change(
             )
         )
 
-    Event.objects.bulk_create(rows)
     if actor is not None:
         game.last_played_at = clock.to_datetime(at_ms)
     old_scores = old_state.scores if old_state is not None else None
@@ -411,15 +455,21 @@ def _engine_change(
         game.winners = list(new_state.winners)
         game.ended_at = clock.to_datetime(at_ms)
     game.updated_at = clock.to_datetime(at_ms)
-    if columns_only:
-        _SAVE_CHANGE.save(game)  # ``save(update_fields=_CHANGE_COLUMNS)``, its SQL written once
-    else:
-        game.save()
     if seats is None:
         # One query for every seat with its user: the turns below, the computer players and
         # the broadcast's seat map all need them (a change whose caller read none).
         seats = _seats(game)
-    turns = _persist_turns(game, engine, new_state, at_ms, seats)
+    turns, turn_writes = _turns(game, engine, new_state, at_ms, seats)
+    if columns_only:
+        # The engine call, the events, the row's columns and the seats' turns: one statement
+        # on PostgreSQL, its SQL written once (``ChangeWrite``).
+        _WRITE_CHANGE.write(game, call_row, rows, turn_writes)
+    else:
+        if call_row is not None:
+            call_row.save()
+        Event.objects.bulk_create(rows)
+        game.save()
+        _write_turns(turn_writes)
     if game.status == Game.Status.FINISHED:
         signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
@@ -462,6 +512,10 @@ _CHANGE_COLUMNS = (
     "ended_at",
 )
 _SAVE_CHANGE = PreparedUpdate(Game, _CHANGE_COLUMNS)
+#: The seats' "your move" columns (``_turns``).
+_TURN_COLUMNS = ("turn_since", "turn_deadline")
+#: Every write of an action's or a timer's change (``columns_only``) in one go.
+_WRITE_CHANGE = ChangeWrite(EngineCall, Event, _SAVE_CHANGE, Seat, _TURN_COLUMNS)
 
 
 # ------------------------------------------------------------------------------------------
@@ -542,16 +596,31 @@ def _is_person(seat: Seat) -> bool:
 def _persist_turns(
     game: Game, engine: ModuleType, state: Any, at_ms: int, seats: list[Seat]
 ) -> Turns:
-    """Store who the table awaits now on their seats (``turn_since``, ``turn_deadline``).
+    """``_turns``, written at once (a change around a game in play: ``_lobby_change``)."""
+    turns, writes = _turns(game, engine, state, at_ms, seats)
+    _write_turns(writes)
+    return turns
+
+
+#: Seat key -> its new (``turn_since``, ``turn_deadline``).
+TurnWrites = dict[int, tuple[datetime | None, datetime | None]]
+
+
+def _turns(
+    game: Game, engine: ModuleType, state: Any, at_ms: int, seats: list[Seat]
+) -> tuple[Turns, TurnWrites]:
+    """Who the table awaits now, and the seats' columns that say so (``turn_since``,
+    ``turn_deadline``) to write: the changed seats only.
 
     "Awaited" is the shared turn model every engine has (``awaiting(state, now)["seats"]``,
     docs/ENGINE.md), at the change's instant, for the seats a person plays (``_is_person``).
     "Newly" is compared with what the seats held before this change -- the same columns the
     previous change wrote under the same lock -- so a seat awaited before and after (a look,
     a draw before the discard, a Cribbage "go" that leaves the same player on) is not told
-    again.  Every changed seat is written in ONE ``UPDATE`` (``CASE`` per seat): an action's
-    round trips are pinned (tests/games/test_query_budget.py).  Caller holds the lock and
-    has read ``seats`` under it (with ``_SEAT_COLUMNS``); they are updated in place.
+    again.  Every changed seat is written in ONE ``UPDATE`` (``CASE`` per seat), and by an
+    action or a timer in the same statement as the rest of its change (``ChangeWrite``): an
+    action's round trips are pinned (tests/games/test_query_budget.py).  Caller holds the
+    lock and has read ``seats`` under it (with ``_SEAT_COLUMNS``); they are updated in place.
     """
     if state.status == "playing" and game.status == Game.Status.PLAYING:
         wait = engine.awaiting(state, at_ms)
@@ -562,7 +631,7 @@ def _persist_turns(
     since = clock.to_datetime(at_ms)
     newly: list[int] = []
     changed: list[int] = []
-    writes: dict[int, tuple[datetime | None, datetime | None]] = {}
+    writes: TurnWrites = {}
     for seat in seats:
         if seat.number in awaited and _is_person(seat):
             if seat.turn_since is None:
@@ -577,20 +646,26 @@ def _persist_turns(
         if seat.pk in writes:
             seat.turn_since, seat.turn_deadline = writes[seat.pk]
             changed.append(seat.user_id)
-    if writes:
-        # Cast: to PostgreSQL a CASE of bare NULLs is ``text``, which no timestamp takes.
-        def at(value: datetime | None) -> Cast:
-            return Cast(Value(value), output_field=DateTimeField())
+    return Turns(newly=newly, changed=changed, deadline=deadline), writes
 
-        Seat.objects.filter(pk__in=writes).update(
-            turn_since=Case(
-                *(When(pk=pk, then=at(w[0])) for pk, w in writes.items()), default=at(None)
-            ),
-            turn_deadline=Case(
-                *(When(pk=pk, then=at(w[1])) for pk, w in writes.items()), default=at(None)
-            ),
-        )
-    return Turns(newly=newly, changed=changed, deadline=deadline)
+
+def _write_turns(writes: TurnWrites) -> None:
+    """The seats' turn columns of ``_turns`` in one ORM ``UPDATE`` (a change off the hot path)."""
+    if not writes:
+        return
+
+    # Cast: to PostgreSQL a CASE of bare NULLs is ``text``, which no timestamp takes.
+    def at(value: datetime | None) -> Cast:
+        return Cast(Value(value), output_field=DateTimeField())
+
+    Seat.objects.filter(pk__in=writes).update(
+        turn_since=Case(
+            *(When(pk=pk, then=at(w[0])) for pk, w in writes.items()), default=at(None)
+        ),
+        turn_deadline=Case(
+            *(When(pk=pk, then=at(w[1])) for pk, w in writes.items()), default=at(None)
+        ),
+    )
 
 
 def _announce_turns(game: Game, turns: Turns | None) -> None:

@@ -24,8 +24,8 @@ from games.services.commit import (
     ActResult,
     _engine,
     _engine_change,
-    _lock,
     _lock_playing,
+    _lock_with_seats,
     _seats,
     _silent,
 )
@@ -59,7 +59,7 @@ def game_act(
     """Apply one player action: the single entry point for every move (REST, WebSocket, and
     the computer players of ``game_bot_move``, which pass ``by_bot``).
 
-    Under the game's row lock (``commit._lock``), in this order:
+    Under the game's row lock (``commit._lock_with_seats``), in this order:
 
     1. an idempotency key already used by this user at this game returns the first result
        (``replayed=True``) and applies nothing -- checked before the version, because a retry
@@ -82,10 +82,10 @@ def game_act(
         raise ServiceError(
             "bad_idempotency_key", f"An idempotency key is 1 to {_IDEMPOTENCY_KEY_MAX} characters."
         )
-    g = _lock(game)
     # Every seat in one query: the actor's, and those the sit-in count and the computer
-    # players need (``_engine_change``), instead of a query each.
-    seats = _seats(g)
+    # players need (``_engine_change``), instead of a query each; sent with the lock (one
+    # round trip on PostgreSQL).
+    g, seats = _lock_with_seats(game)
     seat = (
         next((s for s in seats if s.user_id == user.pk), None)
         if user is not None and getattr(user, "is_authenticated", False)

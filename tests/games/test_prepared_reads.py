@@ -17,9 +17,9 @@ from django.db import connection, transaction
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler, SQLUpdateCompiler
 from django.db.transaction import TransactionManagementError
 
-from games import consumers
+from games import consumers, services
 from games.errors import ServiceError
-from games.models import Game, Seat
+from games.models import EngineCall, Event, Game, Round, Seat
 from games.services import commit
 
 pytestmark = pytest.mark.django_db
@@ -56,16 +56,12 @@ def test_an_action_compiles_no_select_once_warm(
     _, ack = consumers._act(game.pk, mover, {"action": {"type": "discard"}})
     assert ack["type"] == "ack"
     # The lock, the seats and the round's id were three of these (the ORM built them on
-    # every action); the action reads nothing else.
-    selects = [sql for sql in compiled if sql.lstrip().upper().startswith("SELECT")]
-    assert selects == []
-    # Nor is the game row's UPDATE built (``commit.PreparedUpdate``); the row holds the change.
-    # (The seats' "your move" columns, issue 26, are one ORM-built UPDATE of the seats whose
-    # turn changed: its CASE has one branch per such seat, so it is not prepared.)
-    updates = [sql for sql in compiled if sql.lstrip().upper().startswith("UPDATE")]
-    assert not any('"games_game"' in sql for sql in updates), compiled
-    assert all('"games_seat"' in sql for sql in updates), updates
-    assert any('INSERT INTO "games_event"' in sql for sql in compiled), compiled  # counted
+    # every action); the action reads nothing else. Nor is any write built (issue 25, session
+    # 14): the engine call's and the events' INSERTs, the row's UPDATE and the seats' "your
+    # move" columns are ``commit._WRITE_CHANGE``'s SQL, written once per shape.
+    assert compiled == []
+    Seat.objects.filter(game=game).count()  # the counter counts
+    assert len(compiled) == 1
     game.refresh_from_db()
     assert game.version == ack["version"] and game.state["round"]["turn"]["seat"] != _seat_of(
         game, mover
@@ -88,6 +84,70 @@ def test_the_change_update_fails_as_save_did_when_the_row_is_gone(
         commit._SAVE_CHANGE.save(ghost)
 
 
+def test_the_one_write_fails_as_save_did_when_the_row_is_gone(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    from django.db import DatabaseError
+
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0})
+    ghost = Game.objects.get(pk=game.pk)
+    ghost.pk = game.pk + 1000
+    with pytest.raises(DatabaseError), transaction.atomic():
+        commit._WRITE_CHANGE.write(ghost, None, [], {})
+
+
+def test_the_one_write_stores_what_the_orm_stored(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    """The engine call, the events (with their keys, as ``bulk_create`` gave them), the
+    row's columns and the seats' turns, each as the ORM would have written it."""
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0})
+    fake_clock.advance(10)
+    mover = _mover(game, users)
+    consumers._act(game.pk, mover, {"action": {"type": "draw", "source": "deck"}})
+    fake_clock.advance(10)
+    result = services.game_act(
+        game=game.pk, user=mover, action={"type": "discard"}, expected_version=None
+    )
+    stored = list(Event.objects.filter(game=game, version=result.version).order_by("seq"))
+    assert [e.pk for e in result.events] == [e.pk for e in stored] and stored
+    for got, want in zip(result.events, stored, strict=True):
+        assert not got._state.adding
+        for field in Event._meta.concrete_fields:
+            assert getattr(got, field.attname) == getattr(want, field.attname), field.name
+    call = EngineCall.objects.get(game=game, version=result.version)
+    assert (call.call, call.action, call.seat) == (
+        "apply",
+        {"type": "discard"},
+        _seat_of(game, mover),
+    )
+    game.refresh_from_db()
+    assert game.version == result.version and game.last_seq == stored[-1].seq
+    awaited = game.state["round"]["turn"]["seat"]
+    for seat in Seat.objects.filter(game=game):
+        assert (seat.turn_since is not None) == (seat.number == awaited), seat.number
+        assert seat.turn_deadline is None  # no draw clock at this table
+    # The round's key came with the lock (``commit._with_round``): the events' round is it.
+    assert {e.round_id for e in stored} == {
+        Round.objects.get(game=game, number=game.state["round"]["number"]).pk
+    }
+
+
+def test_the_lock_reads_the_latest_round(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0})
+    number = game.state["round"]["number"]
+    with transaction.atomic():
+        locked = commit._lock(game.pk)
+        rnd = commit._round(locked, number)
+        (read,) = commit._ROUND.fetch(game.pk, number)
+        assert (rnd.pk, rnd.game_id, rnd.number) == (read.pk, read.game_id, read.number)
+        assert rnd.get_deferred_fields() == read.get_deferred_fields()
+        # Another round than the lock's: read (and none there is none).
+        assert commit._round(locked, number + 1) is None
+
+
 def test_the_reads_give_what_their_querysets_gave(
     start_game: Any, users: list[Any], fake_clock: Any
 ) -> None:
@@ -100,6 +160,15 @@ def test_the_reads_give_what_their_querysets_gave(
         assert commit._lock_playing(game.pk).pk == game.pk
         assert commit._lock_playing(game.pk, skip_locked=True).pk == game.pk
         seats = commit._seats(locked)
+        # The lock and the seats sent together (one round trip on PostgreSQL) give the same.
+        together, with_seats = commit._lock_with_seats(game.pk)
+        for field in Game._meta.concrete_fields:
+            assert getattr(together, field.attname) == getattr(orm, field.attname), field.name
+        assert together.lock_round_id == locked.lock_round_id is not None
+        assert [(s.pk, s.user.username, s.turn_since) for s in with_seats] == [
+            (s.pk, s.user.username, s.turn_since) for s in seats
+        ]
+        assert all(s.game is together for s in with_seats)
     expected = list(Seat.objects.filter(game=game).order_by("number"))
     assert [s.pk for s in seats] == [s.pk for s in expected]
     for got, want in zip(seats, expected, strict=True):
@@ -121,6 +190,9 @@ def test_the_lock_refuses_as_before(start_game: Any, users: list[Any], fake_cloc
         for bad in (game.pk + 1000, "nope", None, 2**70, -1):
             with pytest.raises(ServiceError) as refused:
                 commit._lock(bad)
+            assert refused.value.code == "not_found"
+            with pytest.raises(ServiceError) as refused:
+                commit._lock_with_seats(bad)
             assert refused.value.code == "not_found"
         assert commit._lock_playing(game.pk + 1000) is None
     Game.objects.filter(pk=game.pk).update(status=Game.Status.FINISHED)

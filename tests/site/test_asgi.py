@@ -101,3 +101,55 @@ async def test_token_client_without_origin_connects_but_a_foreign_origin_is_refu
     )
     connected, _ = await foreign.connect(timeout=30)
     assert not connected
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_daphnes_started_with_reuse_port_share_one_port(log_dir) -> None:
+    """The scale-out recipe (README, "Scaling out"): N daphnes on one port, the kernel
+    spreading the connections over them (``crisp_site.serve --reuse-port``)."""
+    import psutil
+
+    port = live.free_port()
+    first = live.daphne(log_dir, port, "daphne-a", reuse_port=True)
+    second = live.daphne(log_dir, port, "daphne-b", reuse_port=True)
+    with live.running(first, second):
+        live.wait_until(lambda: live.port_open(port), 30, "a daphne to listen")
+
+        def listening(process: live.LiveProcess) -> bool:
+            return any(
+                c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                for c in psutil.Process(process.process.pid).net_connections("tcp")
+            )
+
+        live.wait_until(lambda: listening(first) and listening(second), 30, "both to listen")
+
+        def served_by() -> dict[int, int]:
+            out = {}
+            for process in (first, second):
+                conns = psutil.Process(process.process.pid).net_connections("tcp")
+                out[process.process.pid] = sum(
+                    c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port for c in conns
+                )
+            return out
+
+        async def many() -> dict[int, int]:
+            sockets = [
+                await websockets.connect(
+                    f"ws://127.0.0.1:{port}/ws/ping/", origin="http://localhost"
+                )
+                for _ in range(24)
+            ]
+            try:
+                for i, ws in enumerate(sockets):  # every one is served
+                    await ws.send(json.dumps({"type": "ping", "data": i}))
+                    assert json.loads(await asyncio.wait_for(ws.recv(), 30))["data"] == i
+                return served_by()
+            finally:
+                for ws in sockets:
+                    await ws.close()
+
+        counts = asyncio.run(many())
+    # 24 connections, each to one of two sockets by the kernel's hash: both get some (all on
+    # one has a chance of 2**-23).
+    assert sum(counts.values()) == 24 and all(counts.values()), counts
