@@ -60,7 +60,7 @@ TIMEOUT_SCALE = float(os.environ.get("CRISP_TEST_TIMEOUT_SCALE", "3"))
 #: loaded runs; README "Tests"), for the order below: only the ratios matter. A browser or live
 #: module not listed counts as `UNLISTED`.
 SLOW_MODULES = {
-    "tests/history/test_history_replay.py": 170,
+    "tests/history/test_history_replay.py": 60,
     "tests/history/test_replay_leaks.py": 60,
     "tests/history/test_history_export.py": 60,
     "tests/history/test_history_stats.py": 30,
