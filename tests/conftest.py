@@ -60,11 +60,11 @@ TIMEOUT_SCALE = float(os.environ.get("CRISP_TEST_TIMEOUT_SCALE", "3"))
 #: loaded runs; README "Tests"), for the order below: only the ratios matter. A browser or live
 #: module not listed counts as `UNLISTED`.
 SLOW_MODULES = {
-    "tests/history/test_history_replay.py": 170,
+    "tests/history/test_history_replay.py": 60,
     "tests/history/test_replay_leaks.py": 60,
-    "tests/history/test_history_export.py": 60,
-    "tests/history/test_history_stats.py": 30,
-    "tests/history/test_history_pages.py": 25,
+    "tests/history/test_history_export.py": 40,
+    "tests/history/test_history_stats.py": 15,
+    "tests/history/test_history_pages.py": 10,
     "tests/history/test_history_ratings.py": 15,
     "tests/e2e/test_game_night.py": 50,
     "tests/e2e/test_game_night_eight.py": 45,

@@ -18,15 +18,18 @@ from rest_framework.test import APIClient
 _counter = itertools.count(1)
 
 
+def new_user(username: str | None = None, **extra: Any) -> Any:
+    """A user with a unique name (``make_user``'s, callable where no fixture is: a module's
+    shared games, tests/history/conftest.py ``shared_db``)."""
+    name = username or f"player{next(_counter)}"
+    return get_user_model().objects.create_user(
+        username=name, password="pw-not-secret-123", **extra
+    )
+
+
 @pytest.fixture
 def make_user(db: None) -> Callable[..., Any]:
-    def make(username: str | None = None, **extra: Any) -> Any:
-        name = username or f"player{next(_counter)}"
-        return get_user_model().objects.create_user(
-            username=name, password="pw-not-secret-123", **extra
-        )
-
-    return make
+    return new_user
 
 
 @pytest.fixture
@@ -73,6 +76,11 @@ def live_calls(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
     """Stand-ins for ``games.broadcast`` and ``games.scheduling``: the services import them
     through ``importlib`` (which looks in ``sys.modules`` first), so these record instead of
     sending."""
+    return stand_in_live_layer(monkeypatch)
+
+
+def stand_in_live_layer(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
+    """``live_calls``'s stand-ins, put in place with ``monkeypatch`` (of any scope)."""
     calls = LiveCalls()
     broadcast = types.ModuleType("games.broadcast")
     broadcast.game_changed = lambda game_id, version, change=None: calls.changed.append(  # type: ignore[attr-defined]
@@ -105,27 +113,30 @@ def api() -> Callable[[Any], APIClient]:
 @pytest.fixture
 def start_game(fake_clock: FakeClock) -> Callable[..., Any]:
     """A started game of the given users (the first is the host), at the fake clock's now."""
+    return new_game
+
+
+def new_game(
+    players: list[Any],
+    *,
+    seed: str = "test-seed",
+    kind: str = "crisp",
+    private: bool = False,
+    timers: dict[str, int] | None = None,
+    **settings: Any,
+) -> Any:
+    """``start_game``'s game, callable where no fixture is (the clock: whatever patches
+    ``games.clock.now_ms``)."""
     from games import services
 
-    def start(
-        players: list[Any],
-        *,
-        seed: str = "test-seed",
-        kind: str = "crisp",
-        private: bool = False,
-        timers: dict[str, int] | None = None,
-        **settings: Any,
-    ) -> Any:
-        if kind == "crisp":
-            settings = {"target_score": 50, **settings}
-        game = services.game_create(host=players[0], kind=kind, settings=settings, private=private)
-        for p in players[1:]:
-            services.game_join(game=game, user=p, invite_code=game.invite_code)
-        services.game_start(game=game, user=players[0], seed=seed, timers=timers)
-        game.refresh_from_db()
-        return game
-
-    return start
+    if kind == "crisp":
+        settings = {"target_score": 50, **settings}
+    game = services.game_create(host=players[0], kind=kind, settings=settings, private=private)
+    for p in players[1:]:
+        services.game_join(game=game, user=p, invite_code=game.invite_code)
+    services.game_start(game=game, user=players[0], seed=seed, timers=timers)
+    game.refresh_from_db()
+    return game
 
 
 def act(game: Any, user: Any, action: dict[str, Any], **kw: Any) -> Any:

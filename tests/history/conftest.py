@@ -1,16 +1,20 @@
 """Fixtures for the history tests: the games tests' users, fake clock, live-layer recorders and
 ``start_game`` (imported, so they are the same fixtures), plus a driver that plays random legal
-games to their end through the service layer."""
+games to their end through the service layer, and ``shared_db``: a module's random games played
+once and read by all its tests."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django.db import transaction
 
-from games import selectors, services
+from games import clock, services
+from games.engines import engine_for
 from games.models import Game
 from tests.games import conftest as games_conftest
 from tests.games.conftest import FakeClock
@@ -43,6 +47,7 @@ def play(
     instant of that step (each step makes at most one version).  ``tolerant``: a refused
     action is skipped (threads sharing the fake clock move time between a read and an act)."""
     seats = list(game.seats.order_by("number").select_related("user"))
+    engine = engine_for(game.kind)
     seen = -1
     for _ in range(steps):
         game.refresh_from_db()
@@ -59,8 +64,13 @@ def play(
         if roll < 0.16:
             services.game_sweep()
             continue
+        # Each seat's legal actions, as ``selectors.game_legal_actions`` lists them (the
+        # engine's, in wire form, at the clock's now), from one parse of the state instead of a
+        # seat query and a parse per seat: the same options in the same order, so a seed plays
+        # the same game (the selector itself is tested in tests/games).
+        state, now = engine.GameState.from_json(game.state), clock.now_ms()
         options = [
-            (s, a) for s in seats for a in selectors.game_legal_actions(game=game, user=s.user)
+            (s, a.to_wire()) for s in seats for a in engine.legal_actions(state, s.number, now)
         ]
         if not options:
             continue
@@ -109,3 +119,30 @@ def seats_for(kind: str, seed: int) -> int:
     engine = engine_for(kind)
     high = min(engine.MAX_SEATS, 8)
     return engine.MIN_SEATS + seed % (high - engine.MIN_SEATS + 1)
+
+
+@contextmanager
+def shared_db(django_db_blocker: Any) -> Iterator[None]:
+    """For a module-scoped fixture: games played once (through the service layer, as
+    ``finished_game``, under ``playing()``) and read by every test of the module, instead of
+    one game per test.
+
+    The module's writes happen in one outer transaction, rolled back when the module is done;
+    each test runs in a savepoint inside it (pytest-django's ``django_db``), so what a test
+    writes -- even over a shared game -- is undone before the next one.  Mark the module
+    ``xdist_group`` so that one worker plays its games, not each.
+    """
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+@contextmanager
+def playing() -> Iterator[FakeClock]:
+    """While a module's shared games are played: a fake clock of their own and the live
+    layer's stand-ins (``fake_clock`` and ``live_calls``, for a wider scope)."""
+    clk = FakeClock()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("games.clock.now_ms", lambda: clk.ms)
+        games_conftest.stand_in_live_layer(mp)
+        yield clk
