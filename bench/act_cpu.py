@@ -11,6 +11,11 @@ lock, the checks, the engine, the writes, the ack; its on-commit hand-over inclu
 action, free of the other processes' load. The broadcast runs on the live thread and is not in
 it (`bench/cpu.py` counts it). The code measured is `--tree`'s (imported first); the players
 draw and discard (a King played) in turn, as bench/live.py's do, with no draw left to time out.
+
+`--timers`: measures timers instead (`services.game_fire_deadline`, a worker thread's cost per
+timer). After each player's draw and discard the next player's draw clock is fired at once
+(the process's clock, `games.clock.now_ms`, moved on to its instant); with 3 seats no seat
+times out twice in a row, so nobody gets a computer player sitting in.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=20)
     parser.add_argument("--actions", type=int, default=600, help="measured (after 100 warm-up)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
+    parser.add_argument("--timers", action="store_true", help="measure timers, not actions")
     args = parser.parse_args()
     tree = Path(args.tree).resolve()
     sys.path.insert(0, str(tree))
@@ -62,8 +68,12 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from live import make_tables
 
-    from games import consumers, services
+    from games import clock, consumers, services
     from games.models import Game
+
+    skew = [0]  # ms the process's clock runs ahead of the wall (--timers moves it on)
+    wall_ms = clock.now_ms
+    clock.now_ms = lambda: wall_ms() + skew[0]  # type: ignore[assignment]
 
     for name in ("games.consumers", "games.services", "games.models"):
         source = Path(sys.modules[name].__file__ or "").resolve()
@@ -75,7 +85,13 @@ def main() -> None:
     for game_id, _ in tables:
         game = Game.objects.get(pk=game_id)
         services.game_start(
-            game=game_id, user=game.host, timers={"memorise_ms": 0, "start_delay_ms": 0}
+            game=game_id,
+            user=game.host,
+            timers={
+                "memorise_ms": 0,
+                "start_delay_ms": 0,
+                **({"draw_seconds": 8} if args.timers else {}),
+            },
         )
     time.sleep(0.05)
     by_game = {g: {s.number: s.user for s in Game.objects.get(pk=g).seats.all()} for g, _ in tables}
@@ -89,8 +105,10 @@ def main() -> None:
             turn = game.state["round"]["turn"]
             user = by_game[game_id][turn["seat"]]
             start_at = turn.get("start_at") or 0
-            wait = start_at - time.time() * 1000
-            if wait > 0:
+            wait = start_at - clock.now_ms()
+            if wait > 0 and args.timers:
+                skew[0] += int(wait) + 2  # no need to wait: the clock moves on
+            elif wait > 0:
                 time.sleep(wait / 1000 + 0.002)
             ack: dict[str, Any] = {"events": []}
             for action in ({"type": "draw", "source": "deck"}, None):
@@ -103,13 +121,27 @@ def main() -> None:
                     _, ack = consumers._act(game_id, user, {"action": action})
                 except Exception:  # a refused action (a window): next table
                     break
-                if done >= 100:
-                    costs.append(time.thread_time() - t0)
-                done += 1
+                if not args.timers:
+                    if done >= 100:
+                        costs.append(time.thread_time() - t0)
+                    done += 1
+            else:
+                if args.timers:
+                    deadlines = Game.objects.only("deadlines").get(pk=game_id).deadlines
+                    due = [d for d in deadlines if d["key"].endswith(":timeout")]
+                    if not due:
+                        continue
+                    skew[0] += max(0, due[0]["at"] - clock.now_ms())
+                    t0 = time.thread_time()
+                    fired = services.game_fire_deadline(game_id=game_id, key=due[0]["key"])
+                    if fired and done >= 100:
+                        costs.append(time.thread_time() - t0)
+                    done += fired
     del users
     costs_ms = sorted(c * 1000 for c in costs)
     print(
-        f"tree {tree.name}: {len(costs_ms)} actions, CPU of the action's thread per action: "
+        f"tree {tree.name}: {len(costs_ms)} {'timers' if args.timers else 'actions'}, "
+        f"CPU of the thread per {'timer' if args.timers else 'action'}: "
         f"mean {statistics.fmean(costs_ms):.3f} ms, median {statistics.median(costs_ms):.3f}, "
         f"p90 {costs_ms[int(0.9 * (len(costs_ms) - 1))]:.3f}"
     )

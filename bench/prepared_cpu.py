@@ -105,6 +105,11 @@ def main() -> None:
             lambda: commit._seats(commit._lock(game_id)),
             lambda: commit._lock_with_seats(game_id),
         ),
+        (
+            "timer lock + seats",  # game_fire_deadline's reads (issue 25, second round)
+            lambda: commit._seats(commit._lock_playing(game_id)),  # type: ignore[arg-type]
+            lambda: commit._lock_playing_with_seats(game_id),
+        ),
     ]
     seat_ids = list(Seat.objects.filter(game=game).order_by("number").values_list("pk", flat=True))
     (rnd,) = commit._ROUND.fetch(game_id, number)

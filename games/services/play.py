@@ -25,8 +25,8 @@ from games.services.commit import (
     _engine,
     _engine_change,
     _lock_playing,
+    _lock_playing_with_seats,
     _lock_with_seats,
-    _seats,
     _silent,
 )
 
@@ -161,7 +161,11 @@ def game_fire_deadline(*, game_id: int, key: str) -> bool:
     change nothing and do not bump the version -- the engine's ``fire`` returns no events
     then, and we write nothing.  Locks the game row.
     """
-    g = _lock_playing(game_id)
+    # The lock and every seat with its user in one message (``_lock_playing_with_seats``):
+    # what the sit-in count and the computer players need, and the broadcast's seat map (so
+    # the live thread reads nothing back). A stale timer reads the seats for nothing, in the
+    # same round trip.
+    g, seats = _lock_playing_with_seats(game_id)
     if g is None or g.state is None:
         return False
     engine = _engine(g)
@@ -182,9 +186,6 @@ def game_fire_deadline(*, game_id: int, key: str) -> bool:
         if not events:
             return False
         call = {"call": "advance"}
-    # Every seat with its user in one query: what the sit-in count and the computer players
-    # need, and the broadcast's seat map (so the live thread reads nothing back).
-    seats = _seats(g)
     _engine_change(g, old, new, events, at_ms=at, call=call, seats=seats, columns_only=True)
     return True
 
