@@ -24,8 +24,8 @@ import pytest
 from games import services
 from games.engines import triple_crown as tc
 from games.models import Event, Game
-from tests.e2e.conftest import OPEN_CONTEXTS
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.e2e.conftest import OPEN_CONTEXTS, sign_in
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -100,11 +100,7 @@ def log_in(browser: Any, site: str, username: str, viewport: dict[str, int]) -> 
             else None
         ),
     )
-    page.goto(f"{site}/accounts/login/?next=/games/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", DEFAULT_PASSWORD)
-    page.click("form[action$='/accounts/login/'] button[type=submit]")
-    page.wait_for_url(f"{site}/games/")
+    sign_in(context, site, username)  # the form's cookies, without the form (conftest.py)
     return page
 
 
