@@ -1,7 +1,8 @@
 """Browser tests: real daphne + Celery worker, real headless Chromium (Debian's, never downloaded).
 
 One site (daphne + Celery worker) serves every browser test of this package in a test process
-(each xdist worker has its own, isolated by `CRISP_TEST_ISOLATION`): starting and stopping both
+(under xdist, the one worker that runs the `browser` group: tests/conftest.py; isolated by
+`CRISP_TEST_ISOLATION`): starting and stopping both
 for each test cost more than many of the tests. Package scope, not session: the site's worker
 must be gone before other packages' tests run, which start workers of their own (or prove what
 happens with none) on the same queue.
