@@ -74,7 +74,7 @@ SLOW_MODULES = {
     "tests/e2e/test_specials.py": 30,
     "tests/e2e/test_cribbage.py": 30,
     "tests/e2e/test_vs_computer.py": 30,
-    "tests/live/test_bot_client.py": 60,
+    "tests/live/test_bot_client.py": 35,
     "tests/live/test_leaks.py": 30,
     "tests/live/test_leaks_triple_crown.py": 30,
     "tests/live/test_leaks_cribbage.py": 20,
