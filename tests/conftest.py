@@ -69,12 +69,12 @@ SLOW_MODULES = {
     "tests/e2e/test_game_night.py": 50,
     "tests/e2e/test_game_night_eight.py": 45,
     "tests/e2e/test_table_controller.py": 40,
-    "tests/e2e/test_triple_crown.py": 60,
-    "tests/e2e/test_table_layout.py": 60,
+    "tests/e2e/test_triple_crown.py": 40,
+    "tests/e2e/test_table_layout.py": 45,
     "tests/e2e/test_specials.py": 30,
     "tests/e2e/test_cribbage.py": 30,
     "tests/e2e/test_vs_computer.py": 30,
-    "tests/live/test_bot_client.py": 60,
+    "tests/live/test_bot_client.py": 35,
     "tests/live/test_leaks.py": 30,
     "tests/live/test_leaks_triple_crown.py": 30,
     "tests/live/test_leaks_cribbage.py": 20,
@@ -82,7 +82,7 @@ SLOW_MODULES = {
     "tests/games/test_bot_fairness.py": 30,
     "tests/games/test_schema_fuzz.py": 15,
     "tests/site/test_run.py": 35,
-    "tests/site/test_redis_cancel.py": 20,
+    "tests/site/test_redis_cancel.py": 3,
     "tests/engines/cribbage/test_cribbage_machine.py": 20,
     "tests/notifications/test_leak.py": 40,
     "tests/notifications/test_turn_based_games.py": 20,
@@ -123,10 +123,41 @@ def _slow_first(items: list[pytest.Item]) -> None:
     items.sort(key=key)
 
 
+#: The xdist group of every browser test (`--dist loadgroup`: a group runs on one worker, one
+#: test after another). Browser tests measure what a page shows and when -- an opening look on
+#: screen for its memorise period, a mark that lasts seconds -- and `cpu_hog`'s tests do it with
+#: every core kept busy on purpose: another browser test on the other worker (eight Chromium
+#: pages, a daphne and a Celery worker of its own) would starve them beyond what they prove.
+#: One group: no two browser tests ever run at once, and a worker runs one site and one Chromium.
+BROWSER_GROUP = "browser"
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every browser test joins `BROWSER_GROUP`."""
+    if item.get_closest_marker("browser") is not None:
+        item.add_marker(pytest.mark.xdist_group(BROWSER_GROUP))
+
+
+def _name_the_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` finds a test's group in its id (``...::test@group``), which
+    pytest-xdist's worker writes to ``item._nodeid``; pytest 9 reads the id from ``item._id``
+    instead, so without this every group was silently ignored (each test went to any worker)."""
+    if not getattr(config.option, "loadgroup", False):
+        return  # not an xdist worker under --dist loadgroup
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        if names and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Scale every test's hang guard by `TIMEOUT_SCALE` (a mark of its own, put first), and
     order the run longest first (`_slow_first`)."""
     _slow_first(items)
+    _name_the_groups(config, items)
     default = getattr(config, "_env_timeout", None)
     for item in items:
         marker = item.get_closest_marker("timeout")

@@ -1,7 +1,8 @@
 """Browser tests: real daphne + Celery worker, real headless Chromium (Debian's, never downloaded).
 
 One site (daphne + Celery worker) serves every browser test of this package in a test process
-(each xdist worker has its own, isolated by `CRISP_TEST_ISOLATION`): starting and stopping both
+(under xdist, the one worker that runs the `browser` group: tests/conftest.py; isolated by
+`CRISP_TEST_ISOLATION`): starting and stopping both
 for each test cost more than many of the tests. Package scope, not session: the site's worker
 must be gone before other packages' tests run, which start workers of their own (or prove what
 happens with none) on the same queue.
@@ -75,6 +76,29 @@ def chromium() -> Iterator[Any]:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def sign_in(context: Any, site: str, username: str) -> None:
+    """Sign ``username`` in to ``context`` as the log-in form does, without the form: a session
+    made on the server (`Client.force_login`, the same `login()`) and the cookies the form's
+    response sets -- the session and the profile's language (`accounts.views.remember_language`).
+    Two page loads and a password hash fewer per browser; the form itself is driven in the
+    tests that are about it (tests/e2e/test_play.py's round, test_game_night.py's invite link
+    signed out, the ``form=True`` callers)."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.get(username=username)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies(
+        [
+            {"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site},
+            {"name": settings.LANGUAGE_COOKIE_NAME, "value": user.language, "url": site},
+        ]
+    )
 
 
 def site_environ() -> dict[str, str]:

@@ -14,8 +14,8 @@ from typing import Any
 
 from games import selectors, services
 from games.models import Game
-from tests.e2e.conftest import OPEN_CONTEXTS
-from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.e2e.conftest import OPEN_CONTEXTS, sign_in
+from tests.factories import UserFactory
 
 DESKTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 360, "height": 740}
@@ -102,11 +102,8 @@ def open_page(browser: Any, site: str, user: Any, viewport: str, path: str) -> A
     page.set_default_timeout(20_000)
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.goto(f"{site}/accounts/login/?next={path}")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", DEFAULT_PASSWORD)
-    page.click("form[action$='/accounts/login/'] button[type=submit]")
-    page.wait_for_url(f"{site}{path}")
+    sign_in(context, site, user.username)  # the form's cookies, without the form
+    page.goto(f"{site}{path}")
     return page
 
 

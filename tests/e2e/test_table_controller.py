@@ -1,11 +1,15 @@
 """The table controller's page lifecycle (static/js/table/controller.js), in real Chromium.
 
-- Crisp at 2, 4 and 8 seats, phones and desktops side by side, with other processes keeping
+- Crisp at 2 and 8 seats, phones and desktops side by side, with other processes keeping
   every core busy (``cpu_hog``: one busy loop a core): the game starts without a page reload
   (the lobby becomes the table in place) and every seat's opening look is on screen from the
   moment it arrives until the memorise period ends, in round 1 and after the round change.
   Each page samples its own DOM (the face-up cards of its seat) on its own clock; the
-  deadlines are the server's (the deal's instant plus the memorise period).
+  deadlines are the server's (the deal's instant plus the memorise period). (A 4-seat copy
+  was dropped (issue 20): the look's code has nothing that depends on the number of seats
+  (static/js/table/controller.js, static/js/games/crisp/view.js), 2 seats is the smallest
+  table and 8 the most pages sharing the starved machine; the 4-seat table's drawing is
+  measured in tests/e2e/test_table_layout.py.)
 - "I'm back" sent at a round change, after the page's own opening look already took the seat
   back: no reload, no false error, the look stays; the banner is above the round's results.
 - Offline: the table's buttons are locked and the status bar says so; back online they work.
@@ -197,7 +201,7 @@ def _check_look(page: Any, who: str, round_no: int, deadline: int) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("seats", [2, 4, 8])
+@pytest.mark.parametrize("seats", [2, 8])
 def test_every_opening_look_stays_for_the_memorise_period(
     chromium: Any, site: str, artifacts: Path, cpu_hog: Any, seats: int
 ) -> None:
