@@ -70,7 +70,7 @@ def test_other_operational_error_via_api_is_500(users, start_game, monkeypatch):
     def broken(*args, **kwargs):
         raise OperationalError("disk I/O error")
 
-    monkeypatch.setattr(services.play, "_lock", broken)
+    monkeypatch.setattr(services.play, "_lock_with_seats", broken)
     c = client_for(users[0])
     c.raise_request_exception = False
     r = c.post(f"/api/v1/games/{g.pk}/actions/", {"action": {"type": "look"}}, format="json")
@@ -83,7 +83,7 @@ def test_lock_timeout_is_a_busy_503_and_changes_nothing(users, start_game, monke
     def locked(*args, **kwargs):
         raise lock_timeout()
 
-    monkeypatch.setattr(services.play, "_lock", locked)
+    monkeypatch.setattr(services.play, "_lock_with_seats", locked)
     r = client_for(users[0]).post(
         f"/api/v1/games/{g.pk}/actions/", {"action": {"type": "look"}}, format="json"
     )
