@@ -191,14 +191,16 @@ def celery_url(redis_url: str) -> str:
 # side; "pubsub" (RedisPubSubChannelLayer) fans out about twice as fast here and holds one Redis
 # connection per process and loop, so a burst of connecting sockets cannot exhaust a pool.
 # "classic" (RedisChannelLayer, queues in Redis with capacity/expiry) stays selectable; its pool
-# is a *blocking* one sized by CHANNEL_POOL_MAX (redis-py's default pool raises past 100).
+# is a *blocking* one sized by CHANNEL_POOL_MAX (redis-py's default pool raises past 100). Both
+# are channels-redis's layers plus `group_send_many` (games/layers.py: a change's frames in one
+# round trip).
 CHANNEL_LAYER = os.environ.get("CHANNEL_LAYER", "pubsub")
 if CHANNEL_LAYER not in {"pubsub", "classic"}:
     raise ImproperlyConfigured("CHANNEL_LAYER must be 'pubsub' or 'classic'.")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": (
-            "channels_redis.pubsub.RedisPubSubChannelLayer"
+            "games.layers.PubSubChannelLayer"
             if CHANNEL_LAYER == "pubsub"
             else "games.layers.PooledRedisChannelLayer"
         ),

@@ -278,8 +278,14 @@ def _messages(
 
 
 async def send_all(messages: list[tuple[str, dict[str, Any]]]) -> None:
-    """Send every message concurrently through the channel layer."""
+    """Send every message through the channel layer: in one round trip per Redis host when the
+    layer can (`games.layers`' `group_send_many`), else one `group_send` per group, concurrently
+    (the in-memory layer)."""
     layer = get_channel_layer()
+    many = getattr(layer, "group_send_many", None)
+    if many is not None:
+        await many(messages)
+        return
     await asyncio.gather(*(layer.group_send(group, message) for group, message in messages))
 
 
