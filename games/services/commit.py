@@ -400,7 +400,10 @@ def _engine_change(
     engine = _engine(game)
     game.version += 1
     version = game.version
-    lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats)]
+    # A timed-out seat's new count rides in the seats' UPDATE of ``_WRITE_CHANGE`` (one
+    # statement fewer per timer that times a seat out) when that write runs and has the seats.
+    counts: dict[int, int] | None = {} if columns_only and seats is not None else None
+    lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats, counts)]
     call_row = (
         EngineCall(game=game, version=version, at=at_ms, **call) if call is not None else None
     )
@@ -477,7 +480,7 @@ def _engine_change(
     if columns_only:
         # The engine call, the events, the row's columns and the seats' turns: one statement
         # on PostgreSQL, its SQL written once (``ChangeWrite``).
-        _WRITE_CHANGE.write(game, call_row, rows, turn_writes)
+        _WRITE_CHANGE.write(game, call_row, rows, _seat_writes(seats, turn_writes, counts))
     else:
         if call_row is not None:
             call_row.save()
@@ -526,10 +529,28 @@ _CHANGE_COLUMNS = (
     "ended_at",
 )
 _SAVE_CHANGE = PreparedUpdate(Game, _CHANGE_COLUMNS)
-#: The seats' "your move" columns (``_turns``).
-_TURN_COLUMNS = ("turn_since", "turn_deadline")
+#: The seats' "your move" columns (``_turns``), and the timeouts-in-a-row count (``_sit_in``;
+#: None keeps the seat's count).
+_SEAT_WRITE_COLUMNS = ("turn_since", "turn_deadline", "missed")
 #: Every write of an action's or a timer's change (``columns_only``) in one go.
-_WRITE_CHANGE = ChangeWrite(EngineCall, Event, _SAVE_CHANGE, Seat, _TURN_COLUMNS)
+_WRITE_CHANGE = ChangeWrite(
+    EngineCall, Event, _SAVE_CHANGE, Seat, _SEAT_WRITE_COLUMNS, keep_when_none=("missed",)
+)
+
+
+def _seat_writes(
+    seats: list[Seat], turns: TurnWrites, counts: dict[int, int] | None
+) -> dict[int, tuple[Any, ...]]:
+    """``_WRITE_CHANGE``'s seat rows: each seat whose turn (``_turns``) or timeout count
+    (``_sit_in``'s ``counts``) changed, with its turn columns as they now are (a seat written
+    for its count keeps its turn: ``_turns`` updated the seats in place) and its new count,
+    or None to keep it (the actor's reset, a sit-in, are saved by ``_sit_in`` itself)."""
+    counts = counts or {}
+    by_pk = {seat.pk: seat for seat in seats}
+    return {
+        pk: (*turns.get(pk, (by_pk[pk].turn_since, by_pk[pk].turn_deadline)), counts.get(pk))
+        for pk in [*turns, *(pk for pk in counts if pk not in turns)]
+    }
 
 
 # ------------------------------------------------------------------------------------------
@@ -732,11 +753,14 @@ def _sit_in(
     events: Sequence[EngineEvent],
     actor: Seat | None,
     seats: list[Seat] | None = None,
+    counts: dict[int, int] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Count timeouts in a row per seat; a person's seat that reaches
     ``SIT_IN_AFTER_TIMEOUTS`` is played by a computer until its player is back.  Returns the
     lobby events to record.  ``seats``: the game's seats (with users) if already read; they
-    are updated in place.  Caller holds the game's row lock."""
+    are updated in place.  ``counts``: when given, a seat whose only change is its count is
+    not saved here but put there (seat key -> count), for the caller's one write of the
+    change (``_seat_writes``).  Caller holds the game's row lock."""
     out: list[tuple[str, dict[str, Any]]] = []
     timed_out = _seats_timed_out(engine, events)
     if (
@@ -769,7 +793,10 @@ def _sit_in(
             seat.bot_memory = None  # the bot starts from what it is shown from now on
             fields += ["sitting_in", "bot_level", "bot_memory"]
             out.append(("sitting_in", {**_seat_event(seat), "level": SIT_IN_LEVEL}))
-        seat.save(update_fields=fields)
+        if counts is not None and fields == ["missed"]:
+            counts[seat.pk] = seat.missed
+        else:
+            seat.save(update_fields=fields)
     return out
 
 

@@ -275,8 +275,12 @@ class ChangeWrite:
         row: PreparedUpdate,
         seat_model: type[Model],
         seat_columns: tuple[str, ...],
+        keep_when_none: tuple[str, ...] = (),
     ) -> None:
         self._call_model, self._event_model = call_model, event_model
+        #: Seat columns (NOT NULL ones) whose value None means "leave it as it is": a seat
+        #: written for its turn keeps its count, one written for its count keeps nothing else.
+        self._keep = frozenset(keep_when_none)
         self._call_fields = _insert_fields(call_model)
         self._event_fields = _insert_fields(event_model)
         self._row = row
@@ -316,12 +320,13 @@ class ChangeWrite:
             def value(field: Any) -> str:
                 return f"CAST(%s AS {field.db_type(connection)})" if postgres else "%s"
 
-            sets = ", ".join(
-                f"{quote(f.column)} = CASE {pk} "
-                + " ".join([f"WHEN %s THEN {value(f)}"] * seats)
-                + " END"
-                for f in self._seat_fields
-            )
+            def case(field: Any) -> str:
+                sql = f"CASE {pk} " + " ".join([f"WHEN %s THEN {value(field)}"] * seats) + " END"
+                if field.name in self._keep:
+                    return f"COALESCE({sql}, {quote(field.column)})"
+                return sql
+
+            sets = ", ".join(f"{quote(f.column)} = {case(f)}" for f in self._seat_fields)
             keys = ", ".join(["%s"] * seats)
             parts.append(
                 f"UPDATE {quote(self._seat_model._meta.db_table)} SET {sets} WHERE {pk} IN ({keys})"  # noqa: S608 - names from the model, values bound
