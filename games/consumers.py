@@ -454,14 +454,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
                 presence.report_unavailable(self.game_id, exc)
 
     async def _heartbeat(self) -> None:
-        """Refresh presence until the socket cleans up.
+        """Refresh presence until the socket cleans up, on the process's common beat
+        (`presence.next_beat_in`: every socket's touch of a tick goes in one send).
 
         The loop checks that it is still the socket's heartbeat rather than trusting
         `cancel()` alone: a cancellation lost inside a library call would otherwise leave it
         beating for a socket that is gone (a ghost seat).
         """
+        loop = asyncio.get_running_loop()
         while self.heartbeat is asyncio.current_task():
-            await asyncio.sleep(presence.REFRESH_SECONDS)
+            # At most REFRESH_SECONDS, on the process's common beat: one send for all sockets.
+            await asyncio.sleep(presence.next_beat_in(loop))
             if self.heartbeat is not asyncio.current_task():
                 return
             try:

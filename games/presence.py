@@ -62,6 +62,7 @@ def client() -> aioredis.Redis:
         for old in [k for k in _clients if k.is_closed()]:
             del _clients[old]
             _run_ids.pop(old, None)
+            _touches.pop(old, None)
         pool = aioredis.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=50, timeout=10
         )
@@ -127,23 +128,41 @@ async def touch(
     Says what changed (a new member, or expired ones removed), so the caller announces only
     real changes, each in its own way.  ``person`` (``person_of``) is also counted as online
     site-wide (``online_count``) until the socket's member would expire.
+
+    Every touch of one loop iteration goes to Redis in one ``MULTI``/``EXEC`` (``_Touches``):
+    the heartbeats of a process's sockets wake together (``next_beat_in``), so a tick costs
+    one round trip, not one per socket (bench/RESULTS.md, session 15). A touch cancelled
+    before its batch is sent is left out of it; one cancelled while its batch is in flight
+    waits for the batch (bounded), so a closed socket's ``leave`` never runs before its last
+    refresh lands.
     """
-    now = _now_ms()
+    touches = _touches.get(asyncio.get_running_loop())
+    if touches is None:
+        touches = _touches[asyncio.get_running_loop()] = _Touches()
+    return await touches.touch(game_id, seat, channel_name, person)
+
+
+def _touch_commands(
+    pipe: Any, now: int, game_id: int, seat: int | None, channel_name: str, person: str | None
+) -> int:
+    """Queue one socket's refresh on ``pipe``; how many replies it will have."""
     seats_key, spectators_key = _key(game_id), _spectators_key(game_id)
-    async with asyncio.timeout(CALL_TIMEOUT_SECONDS), client().pipeline(transaction=True) as pipe:
-        if person is not None:
-            pipe.zadd(_online_key(), {person: now + TTL_SECONDS * 1000}, gt=True)
-        pipe.zremrangebyscore(seats_key, "-inf", now)
-        pipe.zremrangebyscore(spectators_key, "-inf", now)
-        if seat is None:
-            pipe.zadd(spectators_key, {channel_name: now + TTL_SECONDS * 1000})
-            pipe.pexpire(spectators_key, TTL_SECONDS * 2000)
-        else:
-            pipe.zadd(seats_key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
-            pipe.pexpire(seats_key, TTL_SECONDS * 2000)
-        pipe.zrange(seats_key, 0, -1)
-        pipe.zcard(spectators_key)
-        results = await pipe.execute()
+    if person is not None:
+        pipe.zadd(_online_key(), {person: now + TTL_SECONDS * 1000}, gt=True)
+    pipe.zremrangebyscore(seats_key, "-inf", now)
+    pipe.zremrangebyscore(spectators_key, "-inf", now)
+    if seat is None:
+        pipe.zadd(spectators_key, {channel_name: now + TTL_SECONDS * 1000})
+        pipe.pexpire(spectators_key, TTL_SECONDS * 2000)
+    else:
+        pipe.zadd(seats_key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
+        pipe.pexpire(seats_key, TTL_SECONDS * 2000)
+    pipe.zrange(seats_key, 0, -1)
+    pipe.zcard(spectators_key)
+    return 7 if person is not None else 6
+
+
+def _touch_change(seat: int | None, results: list[Any]) -> Change:
     seats_pruned, spectators_pruned, added, _, members, count = results[-6:]
     return Change(
         seats=_seats(members),
@@ -151,6 +170,68 @@ async def touch(
         seats_changed=bool(seats_pruned or (added and seat is not None)),
         spectators_changed=bool(spectators_pruned or (added and seat is None)),
     )
+
+
+class _Touches:
+    """One loop's touches waiting for the next send: all of them in one transaction."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Change]]] = []
+
+    async def touch(
+        self, game_id: int, seat: int | None, channel_name: str, person: str | None
+    ) -> Change:
+        loop = asyncio.get_running_loop()
+        entry = ((game_id, seat, channel_name, person), loop.create_future())
+        if not self.waiting:
+            loop.call_soon(lambda: asyncio.ensure_future(self._send()))
+        self.waiting.append(entry)
+        try:
+            return await asyncio.shield(entry[1])
+        except asyncio.CancelledError:
+            if entry in self.waiting:
+                self.waiting.remove(entry)  # not sent: nothing to wait for
+            elif not entry[1].done():
+                await asyncio.wait([entry[1]], timeout=CALL_TIMEOUT_SECONDS)
+            raise
+
+    async def _send(self) -> None:
+        entries, self.waiting = self.waiting, []
+        if not entries:
+            return
+        now = _now_ms()
+        try:
+            async with (
+                asyncio.timeout(CALL_TIMEOUT_SECONDS),
+                client().pipeline(transaction=True) as pipe,
+            ):
+                sizes = [_touch_commands(pipe, now, *args) for args, _ in entries]
+                results = await pipe.execute()
+        except BaseException as exc:  # each caller reports it as its own touch did
+            for _, future in entries:
+                if not future.done():
+                    future.set_exception(
+                        exc if isinstance(exc, Exception) else RedisError("touch cancelled")
+                    )
+            if not isinstance(exc, Exception):
+                raise
+            return
+        start = 0
+        for (args, future), size in zip(entries, sizes, strict=True):
+            if not future.done():
+                future.set_result(_touch_change(args[1], results[start : start + size]))
+            start += size
+
+
+_touches: dict[asyncio.AbstractEventLoop, _Touches] = {}
+
+
+def next_beat_in(loop: asyncio.AbstractEventLoop) -> float:
+    """Seconds to the next multiple of ``REFRESH_SECONDS`` on the loop's clock: every
+    heartbeat of a process wakes at the same instants, so their touches share one send."""
+    period = REFRESH_SECONDS
+    now = loop.time()
+    return max(0.0, (now // period + 1) * period - now)
 
 
 async def leave(game_id: int, seat: int | None, channel_name: str) -> Change:
