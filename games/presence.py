@@ -177,6 +177,12 @@ class _Touches:
 
     def __init__(self) -> None:
         self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Change]]] = []
+        self.sending: set[asyncio.Task[None]] = set()  # held: the loop keeps weak references
+
+    def _start_send(self) -> None:
+        task = asyncio.ensure_future(self._send())
+        self.sending.add(task)
+        task.add_done_callback(self.sending.discard)
 
     async def touch(
         self, game_id: int, seat: int | None, channel_name: str, person: str | None
@@ -184,7 +190,7 @@ class _Touches:
         loop = asyncio.get_running_loop()
         entry = ((game_id, seat, channel_name, person), loop.create_future())
         if not self.waiting:
-            loop.call_soon(lambda: asyncio.ensure_future(self._send()))
+            loop.call_soon(self._start_send)
         self.waiting.append(entry)
         try:
             return await asyncio.shield(entry[1])
