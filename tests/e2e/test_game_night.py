@@ -48,7 +48,9 @@ def test_invite_link_signed_in_opens_the_game_and_seats(chromium: Any, site: str
     page = log_in(chromium, site, "boris", PHONE)
     page.goto(link)
     page.wait_for_selector("#join-game")
-    page.wait_for_timeout(1500)  # it used to bounce to /games/ here, with no word
+    # It used to bounce to /games/ here, with no word: the page's scripts have run, and what
+    # they asked the server has been answered, before its address is read.
+    page.wait_for_load_state("networkidle")
     assert page.url == link
     page.click("#join-game")
     page.wait_for_url(f"{site}/games/{game.pk}/")

@@ -61,6 +61,13 @@ def shot(page: Any, artifacts: Path, name: str, full: bool = False) -> None:
     page.screenshot(path=str(artifacts / f"{name}.png"), full_page=full)
 
 
+def painted(page: Any) -> None:
+    """Wait until the page has drawn what it holds now (two animation frames: the first runs
+    before the next paint, the second after it): a screenshot or a reading after a resize or
+    an answer then sees the page as it settled, without a guessed number of milliseconds."""
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def wait_live(page: Any) -> None:
     page.wait_for_selector("#conn[data-state=online]")
 

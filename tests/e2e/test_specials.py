@@ -7,7 +7,6 @@ game's row lock before anyone has drawn), so the first draws are a Queen, a Jack
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,16 @@ from django.db import transaction
 
 from games import services
 from games.models import Game
-from tests.e2e.test_play import DESKTOP, PHONE, log_in, play_turn, shot, wait_live, whose_turn
+from tests.e2e.test_play import (
+    DESKTOP,
+    PHONE,
+    log_in,
+    painted,
+    play_turn,
+    shot,
+    wait_live,
+    whose_turn,
+)
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -146,7 +154,7 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
             assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, "seats overlap"
     shot(page, artifacts, "30-eight-desktop")
     page.set_viewport_size(PHONE)
-    time.sleep(0.3)
+    painted(page)
     shot(page, artifacts, "31-eight-phone", full=True)
     assert page.errors == []
     # Someone without a seat watches a public game: every card face down, no actions.
