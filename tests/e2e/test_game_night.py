@@ -102,11 +102,9 @@ def test_a_removed_player_is_told_at_once(chromium: Any, site: str, private: boo
     guest = UserFactory(username="boris", display_name="Boris")
     game = services.game_create(host=host, private=private)
     services.game_join(game=game, user=guest, invite_code=game.invite_code)
-    page = log_in(chromium, site, "boris", PHONE)
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
-    host_page = log_in(chromium, site, "aiko", DESKTOP)
-    host_page.goto(f"{site}/games/{game.pk}/")
+    host_page = log_in(chromium, site, "aiko", DESKTOP, to=f"/games/{game.pk}/")
     host_page.click(".lobby-seat:nth-child(2) button.danger")  # "Remove Boris"
     notice = page.wait_for_selector("#removed-notice", timeout=60_000)
     assert "removed you" in notice.inner_text()
@@ -177,8 +175,7 @@ def test_phone_everything_on_one_screen_at_every_seat_count(
 ) -> None:
     for n in range(2, 9):
         game, viewer = _start_with_viewer_holding(n)
-        page = log_in(chromium, site, viewer.username, PHONE)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(chromium, site, viewer.username, PHONE, to=f"/games/{game.pk}/")
         wait_live(page)
         page.wait_for_selector("#held .pcard.face")
         page.wait_for_selector("#table-clock")
@@ -201,8 +198,7 @@ def test_desktop_buttons_scores_and_log_above_the_fold(
 ) -> None:
     for n, special in ((3, True), (8, False), (8, True)):
         game, viewer = _start_with_viewer_holding(n, special=special)
-        page = log_in(chromium, site, viewer.username, DESKTOP)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(chromium, site, viewer.username, DESKTOP, to=f"/games/{game.pk}/")
         wait_live(page)
         page.wait_for_selector("#held .pcard.face")
         shot(page, artifacts, f"61-desktop-{n}-seats-{'special' if special else 'plain'}")
@@ -246,10 +242,8 @@ def test_around_the_table(chromium: Any, site: str, artifacts: Path) -> None:
     assert a.locator("#log li").count() >= 4
 
     # Chat: escaped, to players and spectators alike.
-    b = log_in(chromium, site, "boris", PHONE)
-    b.goto(f"{site}/games/{game.pk}/")
-    watcher = log_in(chromium, site, "ivan", PHONE)
-    watcher.goto(f"{site}/games/{game.pk}/")
+    b = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/")
+    watcher = log_in(chromium, site, "ivan", PHONE, to=f"/games/{game.pk}/")
     for page in (b, watcher):
         wait_live(page)
     evil = "<script>window.__pwned = 1</script><b>gg</b>"

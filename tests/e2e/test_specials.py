@@ -159,8 +159,7 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
     assert page.errors == []
     # Someone without a seat watches a public game: every card face down, no actions.
     UserFactory(username="ivan", display_name="Ivan")
-    watcher = log_in(chromium, site, "ivan", PHONE)
-    watcher.goto(f"{site}/games/{game.pk}/")
+    watcher = log_in(chromium, site, "ivan", PHONE, to=f"/games/{game.pk}/")
     wait_live(watcher)
     watcher.wait_for_selector("#actions .muted")
     assert watcher.locator(".seat").count() == 8
@@ -177,8 +176,7 @@ def test_reconnects_and_catches_up(chromium: Any, live_site: Any, artifacts: Pat
     game = services.game_create(host=a_user)
     services.game_join(game=game, user=b_user)
     services.game_start(game=game, user=a_user, timers={"memorise_ms": 60_000})
-    page = log_in(chromium, live_site.url, "aiko", DESKTOP)
-    page.goto(f"{live_site.url}/games/{game.pk}/")
+    page = log_in(chromium, live_site.url, "aiko", DESKTOP, to=f"/games/{game.pk}/")
     wait_live(page)
     page.wait_for_selector(".seat.mine .pcard.peek")
 

@@ -102,8 +102,7 @@ def _seat_pages(
 ) -> list[Any]:
     pages = []
     for user, size in zip(users, sizes, strict=True):
-        page = log_in(chromium, site, user.username, size)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(chromium, site, user.username, size, to=f"/games/{game.pk}/")
         wait_live(page)
         page.evaluate(SAMPLER)
         pages.append(page)
@@ -346,8 +345,13 @@ def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path,
     while not Event.objects.filter(game=game, type="look").exists():
         assert time.monotonic() < deadline, "the computer never took its opening look"
         time.sleep(0.05)
-    page = log_in(chromium, live_site.url, person.username, PHONE if size == "phone" else DESKTOP)
-    page.goto(f"{live_site.url}/games/{game.pk}/")
+    page = log_in(
+        chromium,
+        live_site.url,
+        person.username,
+        PHONE if size == "phone" else DESKTOP,
+        to=f"/games/{game.pk}/",
+    )
     wait_live(page)
     page.wait_for_selector("#deck")
     page.wait_for_function("() => document.querySelectorAll('.my-seat .pcard.peek').length === 2")
@@ -378,15 +382,15 @@ def test_lobby_joins_are_never_aborted_by_a_reload(
 ) -> None:
     host = UserFactory(username="lobbyhost", display_name="Host")
     game = services.game_create(host=host, kind="crisp", settings={})
-    hosts_page = log_in(chromium, site, host.username, DESKTOP)
-    hosts_page.goto(f"{site}/games/{game.pk}/")
+    hosts_page = log_in(chromium, site, host.username, DESKTOP, to=f"/games/{game.pk}/")
     wait_live(hosts_page)
     hosts_page.evaluate(SAMPLER)
     guests = [UserFactory(username=f"joiner{i}", display_name=f"Joiner {i}") for i in range(7)]
     pages = []
     for i, guest in enumerate(guests):
-        page = log_in(chromium, site, guest.username, PHONE if i % 2 else DESKTOP)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(
+            chromium, site, guest.username, PHONE if i % 2 else DESKTOP, to=f"/games/{game.pk}/"
+        )
         wait_live(page)
         pages.append(page)
     # One after another, each click while the joins before it are still arriving everywhere.

@@ -99,8 +99,7 @@ def test_a_player_who_leaves_is_sat_in_for_at_the_others_table(
     for _ in range(bots):
         services.game_add_bot(game=game.pk, host=person, level=level)
     services.game_start(game=game.pk, user=person)
-    page = log_in(chromium, site, person.username, PHONE)
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, person.username, PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
     word = {"hard": "Hard", "medium": "Medium"}.get(level or "", "")
     for number in range(2, 2 + bots):
@@ -188,8 +187,7 @@ def test_sat_in_while_the_page_was_away_the_reconnect_offers_im_back(
         game=game.pk, user=person,
         timers={"draw_seconds": 3, "memorise_ms": 0, "start_delay_ms": 0, "target_score": 500},
     )  # fmt: skip
-    page = log_in(chromium, live_site.url, person.username, PHONE)
-    page.goto(f"{live_site.url}/games/{game.pk}/")
+    page = log_in(chromium, live_site.url, person.username, PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
     assert page.locator("#sitin-form").is_hidden()
     live_site.stop_daphne()
