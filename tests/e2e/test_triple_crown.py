@@ -288,7 +288,8 @@ def _play(
 
     # A spectator sees the table, but no hand and no role at all.
     eve = UserFactory(username="eve", display_name="Eve", language="en")
-    watcher = log_in(pages[0].context.browser, site, eve.username, DESKTOP, to=f"/games/{game.pk}/")
+    watcher = log_in(pages[0].context.browser, site, eve.username, DESKTOP)
+    watcher.goto(f"{site}/games/{game.pk}/")
     watcher.wait_for_selector("#conn[data-state=online]")
     watcher.wait_for_selector(".tc-seat >> nth=2")
     assert watcher.locator(".tc-card").count() == 0
@@ -404,7 +405,8 @@ def test_a_move_that_runs_out_of_time(chromium: Any, site: str, artifacts: Path)
     services.game_start(game=game, user=users[0], seed="tc-e2e-clock", timers={"move_seconds": 3})
     waiting = truth(game)["round"]["turn"]
     watcher = (waiting + 1) % 4
-    page = log_in(chromium, site, users[watcher].username, PHONE, to=f"/games/{game.pk}/")
+    page = log_in(chromium, site, users[watcher].username, PHONE)
+    page.goto(f"{site}/games/{game.pk}/")
     page.wait_for_selector("#conn[data-state=online]")
     page.wait_for_selector("#table-clock")
     shot(page, artifacts, "clock-running-phone")
