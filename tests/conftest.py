@@ -68,7 +68,7 @@ SLOW_MODULES = {
     "tests/history/test_history_ratings.py": 15,
     "tests/e2e/test_game_night.py": 50,
     "tests/e2e/test_game_night_eight.py": 45,
-    "tests/e2e/test_table_controller.py": 40,
+    "tests/e2e/test_table_controller.py": 130,
     "tests/e2e/test_triple_crown.py": 40,
     "tests/e2e/test_table_layout.py": 45,
     "tests/e2e/test_specials.py": 30,

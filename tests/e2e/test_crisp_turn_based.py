@@ -57,8 +57,7 @@ def test_turn_based_crisp_call_through_the_step(
     # The clock shortened from 12 h to a little over an hour: it still reads in hours.
     services.game_start(game=game.pk, user=person, timers={"turn_seconds": 3_720})
     me = Seat.objects.get(game=game, user=person).number
-    page = log_in(chromium, site, person.username, VIEWPORTS[device])
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, person.username, VIEWPORTS[device], to=f"/games/{game.pk}/")
     wait_live(page)
 
     # The look waits for the player: a button, nothing turned over, no countdown.

@@ -48,7 +48,9 @@ def test_invite_link_signed_in_opens_the_game_and_seats(chromium: Any, site: str
     page = log_in(chromium, site, "boris", PHONE)
     page.goto(link)
     page.wait_for_selector("#join-game")
-    page.wait_for_timeout(1500)  # it used to bounce to /games/ here, with no word
+    # It used to bounce to /games/ here, with no word: the page's scripts have run, and what
+    # they asked the server has been answered, before its address is read.
+    page.wait_for_load_state("networkidle")
     assert page.url == link
     page.click("#join-game")
     page.wait_for_url(f"{site}/games/{game.pk}/")
@@ -100,11 +102,9 @@ def test_a_removed_player_is_told_at_once(chromium: Any, site: str, private: boo
     guest = UserFactory(username="boris", display_name="Boris")
     game = services.game_create(host=host, private=private)
     services.game_join(game=game, user=guest, invite_code=game.invite_code)
-    page = log_in(chromium, site, "boris", PHONE)
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
-    host_page = log_in(chromium, site, "aiko", DESKTOP)
-    host_page.goto(f"{site}/games/{game.pk}/")
+    host_page = log_in(chromium, site, "aiko", DESKTOP, to=f"/games/{game.pk}/")
     host_page.click(".lobby-seat:nth-child(2) button.danger")  # "Remove Boris"
     notice = page.wait_for_selector("#removed-notice", timeout=60_000)
     assert "removed you" in notice.inner_text()
@@ -175,8 +175,7 @@ def test_phone_everything_on_one_screen_at_every_seat_count(
 ) -> None:
     for n in range(2, 9):
         game, viewer = _start_with_viewer_holding(n)
-        page = log_in(chromium, site, viewer.username, PHONE)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(chromium, site, viewer.username, PHONE, to=f"/games/{game.pk}/")
         wait_live(page)
         page.wait_for_selector("#held .pcard.face")
         page.wait_for_selector("#table-clock")
@@ -199,8 +198,7 @@ def test_desktop_buttons_scores_and_log_above_the_fold(
 ) -> None:
     for n, special in ((3, True), (8, False), (8, True)):
         game, viewer = _start_with_viewer_holding(n, special=special)
-        page = log_in(chromium, site, viewer.username, DESKTOP)
-        page.goto(f"{site}/games/{game.pk}/")
+        page = log_in(chromium, site, viewer.username, DESKTOP, to=f"/games/{game.pk}/")
         wait_live(page)
         page.wait_for_selector("#held .pcard.face")
         shot(page, artifacts, f"61-desktop-{n}-seats-{'special' if special else 'plain'}")
@@ -244,10 +242,8 @@ def test_around_the_table(chromium: Any, site: str, artifacts: Path) -> None:
     assert a.locator("#log li").count() >= 4
 
     # Chat: escaped, to players and spectators alike.
-    b = log_in(chromium, site, "boris", PHONE)
-    b.goto(f"{site}/games/{game.pk}/")
-    watcher = log_in(chromium, site, "ivan", PHONE)
-    watcher.goto(f"{site}/games/{game.pk}/")
+    b = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/")
+    watcher = log_in(chromium, site, "ivan", PHONE, to=f"/games/{game.pk}/")
     for page in (b, watcher):
         wait_live(page)
     evil = "<script>window.__pwned = 1</script><b>gg</b>"

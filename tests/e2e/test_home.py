@@ -64,8 +64,7 @@ def test_a_player_reaches_a_live_table_from_the_home_page(
     person = UserFactory(
         username=f"home-{size}", display_name="Evangeline", language=LANGUAGE[size]
     )
-    page = log_in(chromium, site, person.username, VIEWPORTS[size])
-    page.goto(f"{site}/")
+    page = log_in(chromium, site, person.username, VIEWPORTS[size], to="/")
     assert page.evaluate(OVERFLOW) == 0
     _on_first_screen(page, "#crisp [data-home=computer]", VIEWPORTS[size]["height"])
     for selector in [".brand", ".lang", ".nav-menu summary", ".site-nav a[href='/rules/']"]:

@@ -26,12 +26,20 @@ PHONE = {"width": 390, "height": 844}
 
 
 def log_in(
-    browser: Any, site: str, username: str, viewport: dict[str, int], *, form: bool = False
+    browser: Any,
+    site: str,
+    username: str,
+    viewport: dict[str, int],
+    *,
+    form: bool = False,
+    to: str = "/games/",
 ) -> Any:
-    """A page of a new browser context, signed in as ``username``, at the games' lobby.
+    """A page of a new browser context, signed in as ``username``, at ``to`` (the games' lobby
+    unless the test opens another page first: issue 20, a page load fewer per browser).
 
-    ``form``: through the log-in form, as a person does; else with the cookies the form would
-    have set (`conftest.sign_in`: two page loads and a password hash fewer)."""
+    ``form``: through the log-in form, as a person does (it lands on the lobby); else with the
+    cookies the form would have set (`conftest.sign_in`: two page loads and a password hash
+    fewer)."""
     context = browser.new_context(viewport=viewport, locale="en-GB")
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
@@ -47,7 +55,7 @@ def log_in(
     page.on("websocket", on_socket)
     if not form:
         sign_in(context, site, username)
-        page.goto(f"{site}/games/")
+        page.goto(f"{site}{to}")
         return page
     page.goto(f"{site}/accounts/login/?next=/games/")
     page.fill("input[name=username]", username)
@@ -59,6 +67,13 @@ def log_in(
 
 def shot(page: Any, artifacts: Path, name: str, full: bool = False) -> None:
     page.screenshot(path=str(artifacts / f"{name}.png"), full_page=full)
+
+
+def painted(page: Any) -> None:
+    """Wait until the page has drawn what it holds now (two animation frames: the first runs
+    before the next paint, the second after it): a screenshot or a reading after a resize or
+    an answer then sees the page as it settled, without a guessed number of milliseconds."""
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def wait_live(page: Any) -> None:

@@ -7,7 +7,6 @@ game's row lock before anyone has drawn), so the first draws are a Queen, a Jack
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,16 @@ from django.db import transaction
 
 from games import services
 from games.models import Game
-from tests.e2e.test_play import DESKTOP, PHONE, log_in, play_turn, shot, wait_live, whose_turn
+from tests.e2e.test_play import (
+    DESKTOP,
+    PHONE,
+    log_in,
+    painted,
+    play_turn,
+    shot,
+    wait_live,
+    whose_turn,
+)
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -146,13 +154,12 @@ def test_a_table_of_eight(chromium: Any, site: str, artifacts: Path) -> None:
             assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, "seats overlap"
     shot(page, artifacts, "30-eight-desktop")
     page.set_viewport_size(PHONE)
-    time.sleep(0.3)
+    painted(page)
     shot(page, artifacts, "31-eight-phone", full=True)
     assert page.errors == []
     # Someone without a seat watches a public game: every card face down, no actions.
     UserFactory(username="ivan", display_name="Ivan")
-    watcher = log_in(chromium, site, "ivan", PHONE)
-    watcher.goto(f"{site}/games/{game.pk}/")
+    watcher = log_in(chromium, site, "ivan", PHONE, to=f"/games/{game.pk}/")
     wait_live(watcher)
     watcher.wait_for_selector("#actions .muted")
     assert watcher.locator(".seat").count() == 8
@@ -169,8 +176,7 @@ def test_reconnects_and_catches_up(chromium: Any, live_site: Any, artifacts: Pat
     game = services.game_create(host=a_user)
     services.game_join(game=game, user=b_user)
     services.game_start(game=game, user=a_user, timers={"memorise_ms": 60_000})
-    page = log_in(chromium, live_site.url, "aiko", DESKTOP)
-    page.goto(f"{live_site.url}/games/{game.pk}/")
+    page = log_in(chromium, live_site.url, "aiko", DESKTOP, to=f"/games/{game.pk}/")
     wait_live(page)
     page.wait_for_selector(".seat.mine .pcard.peek")
 

@@ -46,8 +46,7 @@ def fast_site(
 def test_chat_and_leaving_the_game(chromium: Any, site: str, artifacts: Path, kind: str) -> None:
     person = UserFactory(username=f"talks-{kind}", display_name="Talks")
     game = services.game_vs_computer(user=person, kind=kind, level="easy")
-    page = log_in(chromium, site, person.username, PHONE)
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, person.username, PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
 
     # Chat: below the table on a phone; the header's Chat button goes to it.
@@ -103,8 +102,7 @@ def test_play_again_after_a_whole_game(
     card = client.play(api, game_id, rng=random.Random(3), poll=0.1)
     assert card["status"] == "finished"
 
-    page = log_in(chromium, fast_site, person.username, PHONE)
-    page.goto(f"{fast_site}/games/{card['id']}/")
+    page = log_in(chromium, fast_site, person.username, PHONE, to=f"/games/{card['id']}/")
     again = page.locator("[data-key=rematch]")
     again.wait_for(state="visible")
     assert again.inner_text().strip() == "Play again"

@@ -15,7 +15,7 @@ import pytest
 
 from games import services
 from games.models import EngineCall, Game, Seat
-from tests.e2e.test_play import log_in, shot, wait_live
+from tests.e2e.test_play import log_in, painted, shot, wait_live
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -69,7 +69,6 @@ def test_play_against_the_computer_on_a_phone(
         time.sleep(0.5)
     else:  # pragma: no cover - a failure's message
         pytest.fail(f"no computer player moved at the {kind} table")
-    page.wait_for_timeout(1500)
     # Each computer player's seat at the table says so, with its level; the person's does not.
     for seat in seats[1:]:
         badge = page.locator(f"[data-bot-seat='{seat.number}']").first
@@ -100,8 +99,7 @@ def test_a_player_who_leaves_is_sat_in_for_at_the_others_table(
     for _ in range(bots):
         services.game_add_bot(game=game.pk, host=person, level=level)
     services.game_start(game=game.pk, user=person)
-    page = log_in(chromium, site, person.username, PHONE)
-    page.goto(f"{site}/games/{game.pk}/")
+    page = log_in(chromium, site, person.username, PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
     word = {"hard": "Hard", "medium": "Medium"}.get(level or "", "")
     for number in range(2, 2 + bots):
@@ -116,15 +114,17 @@ def test_a_player_who_leaves_is_sat_in_for_at_the_others_table(
     assert "Leaves" in (page.locator("[data-bot-seat='1']").first.get_attribute("title") or "")
     assert page.locator("[data-bot-seat='0']").first.is_hidden()
     assert page.locator("#sitin-form").is_hidden()  # the banner is for the sat-in player only
-    page.wait_for_timeout(800)
     shot(page, artifacts, f"sitting-in-{kind}-phone")
     page.set_viewport_size({"width": 1366, "height": 800})
-    page.wait_for_timeout(500)
+    painted(page)
     shot(page, artifacts, f"sitting-in-{kind}-desktop")
-    # A fresh page (the boot's seats) and a reconnect's snapshot (the game's card) agree.
-    page.reload()
-    wait_live(page)
-    page.wait_for_timeout(500)
+    # A fresh page (the boot's seats) and a reconnect's snapshot (the game's card, read once the
+    # socket is online) agree: the badge is read once that card's answer is painted.
+    card_url = f"{site}/api/v1/games/{game.pk}/"
+    with page.expect_response(lambda r: r.url == card_url):
+        page.reload()
+        wait_live(page)
+    painted(page)
     assert "sitting in" in page.locator("[data-bot-seat='1']").first.inner_text()
     assert page.errors == []
 
@@ -167,7 +167,7 @@ def test_a_card_read_before_a_seat_change_does_not_undo_it(chromium: Any, site: 
     deadline = time.monotonic() + 10
     while len(cards) < 2 and time.monotonic() < deadline:  # the stale answer, a second reading
         page.wait_for_timeout(100)
-    page.wait_for_timeout(300)
+    painted(page)  # the second answer is painted too
     assert page.evaluate(sat_in), "the stale card undid the seat change"
     assert "Leaves" in (page.locator("[data-bot-seat='1']").first.get_attribute("title") or "")
     assert len(cards) >= 2, "the page did not read the card again"
@@ -187,8 +187,7 @@ def test_sat_in_while_the_page_was_away_the_reconnect_offers_im_back(
         game=game.pk, user=person,
         timers={"draw_seconds": 3, "memorise_ms": 0, "start_delay_ms": 0, "target_score": 500},
     )  # fmt: skip
-    page = log_in(chromium, live_site.url, person.username, PHONE)
-    page.goto(f"{live_site.url}/games/{game.pk}/")
+    page = log_in(chromium, live_site.url, person.username, PHONE, to=f"/games/{game.pk}/")
     wait_live(page)
     assert page.locator("#sitin-form").is_hidden()
     live_site.stop_daphne()
