@@ -60,9 +60,9 @@ TIMEOUT_SCALE = float(os.environ.get("CRISP_TEST_TIMEOUT_SCALE", "3"))
 #: loaded runs; README "Tests"), for the order below: only the ratios matter. A browser or live
 #: module not listed counts as `UNLISTED`.
 SLOW_MODULES = {
-    "tests/history/test_history_replay.py": 60,
+    "tests/history/test_history_replay.py": 45,
     "tests/history/test_replay_leaks.py": 60,
-    "tests/history/test_history_export.py": 40,
+    "tests/history/test_history_export.py": 22,
     "tests/history/test_history_stats.py": 15,
     "tests/history/test_history_pages.py": 10,
     "tests/history/test_history_ratings.py": 15,
@@ -81,7 +81,7 @@ SLOW_MODULES = {
     "tests/games/test_leak.py": 70,
     "tests/games/test_bot_fairness.py": 30,
     "tests/games/test_schema_fuzz.py": 15,
-    "tests/site/test_run.py": 35,
+    "tests/site/test_run.py": 25,
     "tests/site/test_redis_cancel.py": 3,
     "tests/engines/cribbage/test_cribbage_machine.py": 20,
     "tests/notifications/test_leak.py": 40,

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from games import clock, services
 from games.engines import engine_for
@@ -49,8 +49,11 @@ def play(
     seats = list(game.seats.order_by("number").select_related("user"))
     engine = engine_for(game.kind)
     seen = -1
+    changed = True  # the row may differ from ``game``: read it again before the next step
     for _ in range(steps):
-        game.refresh_from_db()
+        if changed:
+            game.refresh_from_db()
+        changed = True
         if observe is not None and game.version != seen:
             seen = game.version
             observe(game)
@@ -58,11 +61,14 @@ def play(
             break
         fake_clock.advance(rng.choice(JUMPS))
         roll = rng.random()
+        # A timer or sweep that changed nothing leaves the row as read: no read again (the
+        # same game either way; one query fewer per such step).
         if roll < 0.08 and game.deadlines:
-            services.game_fire_deadline(game_id=game.pk, key=rng.choice(game.deadlines)["key"])
+            key = rng.choice(game.deadlines)["key"]
+            changed = services.game_fire_deadline(game_id=game.pk, key=key)
             continue
         if roll < 0.16:
-            services.game_sweep()
+            changed = services.game_sweep() > 0
             continue
         # Each seat's legal actions, as ``selectors.game_legal_actions`` lists them (the
         # engine's, in wire form, at the clock's now), from one parse of the state instead of a
@@ -73,6 +79,7 @@ def play(
             (s, a.to_wire()) for s in seats for a in engine.legal_actions(state, s.number, now)
         ]
         if not options:
+            changed = False
             continue
         calls = [o for o in options if o[1].get("type") == "call"]
         seat, action = rng.choice(calls if calls and rng.random() < 0.7 else options)
@@ -145,4 +152,17 @@ def playing() -> Iterator[FakeClock]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("games.clock.now_ms", lambda: clk.ms)
         games_conftest.stand_in_live_layer(mp)
+        # No savepoint per service call while the module's games are played: its transaction
+        # is rolled back whole, and a call that failed fails the module (``play`` re-raises),
+        # so no call's partial writes need undoing on their own.  In production each call is
+        # its own transaction, never a savepoint; here SAVEPOINT and RELEASE were two round
+        # trips of every step's five on PostgreSQL.  An error caught inside a call (a failing
+        # stats hook: tests of their own, with savepoints) would leave the transaction
+        # unusable: the module's games fail loudly then, never silently.
+        mp.setattr(connection.features, "uses_savepoints", False)
         yield clk
+    # The games' deferred foreign-key checks, run once here in the module's transaction.  Else
+    # every test's teardown runs them (Django's ``TestCase`` checks constraints at each test's
+    # end): on PostgreSQL inside the test's savepoint, whose rollback leaves the module's checks
+    # pending again, so each test re-checked every row of every shared game (2-4 s a test).
+    connection.check_constraints()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -245,16 +245,22 @@ def test_a_killed_worker_does_not_lose_a_deadline(log_dir: Path) -> None:
                 mover = a if a.turn()["seat"] == a.seat else b
                 await mover.wait_for(Player.draw_announced, WAIT, "the first turn")
                 due = mover.turn()["draw_deadline"]
-                await asyncio.sleep(0.5)
-                worker.kill()
                 client = redis_lib.Redis.from_url(settings.REDIS_URL)
-                mine = [
-                    m
-                    for m in client.zrange(timers.set_key(), 0, -1)
-                    if m.decode().startswith(f"{game.pk}|")
-                ]
-                assert mine, "the draw deadline waits in the timers' set"
-                client.zrem(timers.set_key(), *mine)
+
+                def mine() -> list[bytes]:
+                    return [
+                        m
+                        for m in client.zrange(timers.set_key(), 0, -1)
+                        if m.decode().startswith(f"{game.pk}|")
+                    ]
+
+                # The draw deadline's entry, written on the commit that announced the turn:
+                # waited for (the event), not a guessed half second.
+                [draw] = [d for d in mover.state["deadlines"] if d["kind"] == "draw_timeout"]
+                entry = f"{game.pk}|{draw['key']}".encode()
+                await wait_until_async(lambda: entry in mine(), WAIT, "the deadline's entry")
+                worker.kill()
+                client.zrem(timers.set_key(), *mine())
                 with live.running(replacement):
                     await mover.wait_for(
                         lambda q: q.has("timeout", seat=q.seat), WAIT, "the swept timeout"
@@ -307,6 +313,7 @@ async def _through_restart(
     port: int, game_id: int, tokens: list[str], server: Any, workers: list[Any]
 ) -> None:
     a, b = (Player(port, game_id, t, f"p{i}") for i, t in enumerate(tokens))
+    manager: asyncio.Task[None] | None = None
     try:
         await asyncio.gather(a.start(), b.start())
         mover = a if a.turn()["seat"] == a.seat else b
@@ -316,19 +323,16 @@ async def _through_restart(
         assert ack["type"] == "ack"
         [draw] = [e for e in ack["events"] if e["type"] == "draw"]
         king = draw["data"]["card"][0] == "K"
+        # Everything Redis held (no persistence) is gone once its process has exited (``stop``
+        # waits for that); how long it then stays down proves nothing more, so no guessed wait.
         server.stop()
-        await asyncio.sleep(1.0)
         server.start()
         # kombu 5.7 crashes a worker that holds unacknowledged countdown tasks when its broker
         # connection drops ("'NoneType' object has no attribute 'hostname'" in restore_unacked).
-        # Production runs workers under a process manager that restarts them; do the same.
-        await asyncio.sleep(1.0)
-        for worker in list(workers):
-            if not worker.alive():
-                print(f"\n{worker.name} died with the broker connection; restarting it")
-                worker.log_path = worker.log_path.with_suffix(".restarted.log")
-                worker.start()
-        # The move made while Redis was down is committed whatever happens to its frame.
+        # Production runs workers under a process manager that restarts them; so does this
+        # test, for the rest of it (whenever the crash comes, not after a guessed second).
+        manager = asyncio.create_task(restart_dead(workers))
+        # The move made after the restart is committed whatever happens to its frame.
         ack = await mover.act({"type": "king"} if king else {"type": "discard"})
         assert ack["type"] == "ack", ack
         target = ack["version"]
@@ -347,4 +351,27 @@ async def _through_restart(
         assert other.seat != mover.seat
         print(f"\nclose codes seen: {a.closes + b.closes}, resyncs: {a.resyncs + b.resyncs}")
     finally:
+        if manager is not None:
+            manager.cancel()
         await asyncio.gather(a.stop(), b.stop(), return_exceptions=True)
+
+
+async def restart_dead(workers: list[Any]) -> None:
+    """A process manager's loop: a worker found dead is started again (its log kept apart).
+    Polls every 0.1 s (a polling interval, not a wait for anything) until cancelled."""
+    while True:
+        for worker in list(workers):
+            if not worker.alive():
+                print(f"\n{worker.name} died with the broker connection; restarting it")
+                worker.log_path = worker.log_path.with_suffix(".restarted.log")
+                worker.start()
+        await asyncio.sleep(0.1)
+
+
+async def wait_until_async(check: Callable[[], bool], timeout: float, what: str) -> None:
+    """``processes.wait_until`` for a coroutine: the event loop (the clients) runs meanwhile."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.02)

@@ -51,74 +51,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.live
-@pytest.mark.skipif(not Path("/proc").exists(), reason="reads the process tree from /proc")
-def test_supervisor_serves_a_healthy_site_and_stops_everything(tmp_path: Path) -> None:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(
-        CRISP_VAR_DIR=str(tmp_path / "var"),
-        PORT=str(port),
-        DEBUG="1",
-        DJANGO_SETTINGS_MODULE="crisp_site.settings",
-    )
-    log = (tmp_path / "run.log").open("w+")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "crisp_site.run"],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_until(
-            lambda: "is running at" in (tmp_path / "run.log").read_text(),
-            600,
-            "the supervisor's banner",
-        )
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz") as response:
-            health = json.load(response)
-        assert health == {
-            "status": "ok",
-            "database": True,
-            "redis": True,
-            "celery": True,
-            "celery_workers": health["celery_workers"],
-        }
-        assert f"http://localhost:{port}/" in (tmp_path / "run.log").read_text()
-        children = _descendants(process.pid)
-        assert len(children) >= 4  # redis-server, daphne, worker, beat (and worker's pool)
-
-        # A crashed worker is restarted, and the site is healthy again.
-        worker = next(
-            pid
-            for pid in children
-            if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            and Path(f"/proc/{pid}/stat").read_text().split()[3] == str(process.pid)
-        )
-        os.killpg(worker, signal.SIGKILL)
-        wait_until(
-            lambda: "worker exited with status" in (tmp_path / "run.log").read_text(),
-            30,
-            "the supervisor to notice the dead worker",
-        )
-        wait_until(lambda: _healthz(port).get("celery") is True, 90, "a restarted worker")
-        assert process.poll() is None
-        children = _descendants(process.pid)
-
-        process.send_signal(signal.SIGINT)
-        process.wait(60)
-        wait_until(lambda: not any(_alive(pid) for pid in children), 60, "no orphans")
-        assert process.returncode == 0
-        assert not (tmp_path / "var" / "redis" / "redis.sock").exists()
-    finally:
-        if process.poll() is None:
-            process.kill()
-        log.seek(0)
-        print(log.read())
-        log.close()
-
-
 def _start_supervisor(tmp_path: Path, **extra: str) -> tuple[subprocess.Popen[bytes], int, Path]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
@@ -206,16 +138,67 @@ async def _follow_until(port: int, game_id: int, key: str, version: int, timeout
     return seen
 
 
+def _sweeps(log_path: Path) -> int:
+    """How many sweeps the supervised worker has finished (its "Task games.sweep[…]
+    succeeded" lines: logged because the test starts the supervisor with
+    ``CRISP_QUIET_TASK_LINES`` empty)."""
+    return sum(
+        "Task games.sweep[" in line and "succeeded" in line
+        for line in log_path.read_text().splitlines()
+    )
+
+
 @pytest.mark.live
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads the process tree from /proc")
-def test_a_killed_embedded_redis_is_restarted_and_overdue_deadlines_fire_once(
+def test_supervisor_serves_a_healthy_site_restarts_what_dies_and_stops_everything(
     tmp_path: Path,
 ) -> None:
+    """One supervisor (its start-up is most of the cost) for what two tests proved apart:
+
+    - it serves a healthy site and says where (the banner, the URL, every part healthy);
+    - a crashed worker is restarted and the site is healthy again;
+    - a killed embedded Redis is restarted, the game survives, a deadline whose countdown task
+      died with Redis is fired by the sweep, once (two more sweeps fire nothing), and a client
+      catches up with every change made meanwhile;
+    - Ctrl-C (one SIGINT) stops everything: exit status 0, no orphans, no socket left.
+    """
     import asyncio
 
-    process, port, log_path = _start_supervisor(tmp_path, CRISP_SWEEP_SECONDS="1")
+    # A sweep every second, and the worker's task lines (the sweeps are counted in the log).
+    process, port, log_path = _start_supervisor(
+        tmp_path, CRISP_SWEEP_SECONDS="1", CRISP_QUIET_TASK_LINES=""
+    )
     try:
         wait_until(lambda: "is running at" in log_path.read_text(), 600, "the banner")
+        health = _healthz(port)
+        assert health == {
+            "status": "ok",
+            "database": True,
+            "redis": True,
+            "celery": True,
+            "celery_workers": health["celery_workers"],
+        }
+        assert f"http://localhost:{port}/" in log_path.read_text()
+        children = _descendants(process.pid)
+        assert len(children) >= 4  # redis-server, daphne, worker, beat (and worker's pool)
+
+        # A crashed worker is restarted, and the site is healthy again.
+        worker = next(
+            pid
+            for pid in children
+            if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            and Path(f"/proc/{pid}/stat").read_text().split()[3] == str(process.pid)
+        )
+        os.killpg(worker, signal.SIGKILL)
+        wait_until(
+            lambda: "worker exited with status" in log_path.read_text(),
+            30,
+            "the supervisor to notice the dead worker",
+        )
+        wait_until(lambda: _healthz(port).get("celery") is True, 90, "a restarted worker")
+        assert process.poll() is None
+
+        # A game under way when Redis dies.
         host, guest = _make_tokens(tmp_path, 2)
         game = _api(port, "POST", "/api/v1/games/", host, {"settings": {"target_score": 100}})
         _api(port, "POST", f"/api/v1/games/{game['id']}/join/", guest, {})
@@ -242,7 +225,10 @@ def test_a_killed_embedded_redis_is_restarted_and_overdue_deadlines_fire_once(
 
         # The opening look ends: its countdown task died with Redis, so the sweep fires it.
         wait_until(lambda: "draw_ready" in fired(), 60, "the overdue deadline")
-        time.sleep(2.5)  # two more sweeps: nothing fires twice
+        # Two more sweeps finished (the second begun after the first ended, so after the
+        # deadline was seen fired): nothing fires twice.
+        swept = _sweeps(log_path)
+        wait_until(lambda: _sweeps(log_path) >= swept + 2, 60, "two more sweeps")
         types = fired()
         assert types.count("draw_ready") == 1, types
         if pending:
@@ -252,6 +238,14 @@ def test_a_killed_embedded_redis_is_restarted_and_overdue_deadlines_fire_once(
         # A client catches up with every change made while Redis was away.
         assert asyncio.run(_follow_until(port, game["id"], guest, now, 60)) >= now
         assert process.poll() is None
+
+        # Ctrl-C: everything stops, nothing is left behind.
+        children = _descendants(process.pid)
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+        wait_until(lambda: not any(_alive(pid) for pid in children), 60, "no orphans")
+        assert process.returncode == 0
+        assert not (tmp_path / "var" / "redis" / "redis.sock").exists()
     finally:
         children = _descendants(process.pid)
         if process.poll() is None:
@@ -283,7 +277,7 @@ def test_repeated_stop_signals_leave_nothing_behind_and_a_stale_socket_does_not_
         # Ctrl-C under make: the terminal's SIGINT and make's forwarded SIGTERM, and more.
         process.send_signal(signal.SIGINT)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
-            time.sleep(0.05)
+            time.sleep(0.05)  # spacing, as make forwards its signal: not a wait for anything
             process.send_signal(sig)
         process.wait(60)
         assert process.returncode == 0, log_path.read_text()
