@@ -63,6 +63,7 @@ class Knowledge:
     starter: dict[int, str] = field(default_factory=dict)
     played: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
     cuts: set[str] = field(default_factory=set)
+    allowed_cache: dict[tuple[int | None, int | None, int], set[str]] = field(default_factory=dict)
 
     # --- the truth --------------------------------------------------------------------------
     def kept(self, rnd: int, seat: int) -> set[str]:
@@ -125,7 +126,14 @@ class Knowledge:
         return public | (private.get(seat, set()) if seat is not None else set())
 
     def state_allowed(self, seat: int | None, version: int | None = None) -> set[str]:
-        """What a state of ``version`` (default: the latest) may show ``seat``."""
+        """What a state of ``version`` (default: the latest) may show ``seat`` (worked out once
+        per record: the harness asks it for every receiver after every step)."""
+        key = (seat, version, self.last_seq)
+        if key not in self.allowed_cache:
+            self.allowed_cache[key] = self._state_allowed(seat, version)
+        return self.allowed_cache[key]
+
+    def _state_allowed(self, seat: int | None, version: int | None) -> set[str]:
         rows = [r for r in self.rows if r.engine and (version is None or r.version <= version)]
         rnd = max((r.data["round"] for r in rows if r.type == "round_dealt"), default=None)
         allowed = set(self.cuts)

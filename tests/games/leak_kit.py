@@ -4,10 +4,12 @@ every response checked against the kind's own knowledge tracker.
 A random game is driven the same way for every game: random clock jumps (each kind's list holds
 its timers' exact boundaries), deadlines swept or fired at random, moves refused on purpose, and
 otherwise a random legal move of a random seat, taken from the legal-actions endpoint of every
-seat.  After every step every seat, a signed-in spectator and an anonymous one (no account at
-all: watching needs none, issue 24) fetch the state and the event log (from the start now and
-then, else since the last event they saw); the anonymous one must be answered, with exactly the
-signed-in spectator's answer.  The caller may seat a guest player (``make_guest``).
+seat.  After every step that stored a new version every seat, a signed-in spectator and an
+anonymous one (no account at all: watching needs none, issue 24) fetch the state and the event
+log (from the start now and then, else since the last event they saw); the anonymous one must be
+answered, with exactly the signed-in spectator's answer (its lobby card and chat too, every few
+steps).  After a step that stored nothing one receiver in turn reads the state.  The caller may
+seat a guest player (``make_guest``).
 Every card code anywhere in any response -- values, keys, and words inside text -- is checked
 by the kind's ``LeakTable``: a tracker written from the rules over the unredacted truth
 (``Event.data``, ``Game.state``) that never calls the engine's view code
@@ -159,7 +161,17 @@ class LeakTable:
         raise NotImplementedError
 
     def check_reads(self, step: int, clients: list[tuple[int | None, APIClient]]) -> None:
-        """Anything more a kind reads after each step (none by default)."""
+        """Anything more a kind reads after a step that stored a new version (none by
+        default)."""
+
+    def after_step(self, step: int) -> None:
+        """Anything a caller checks after every step, reads or not (none by default)."""
+
+
+#: The reads from ``since=0`` (the whole event log, every receiver) come every FULL-th read step;
+#: the anonymous spectator's lobby card and chat are compared every LOBBY-th.
+FULL = 10
+LOBBY = 5
 
 
 def play_and_check(
@@ -169,10 +181,22 @@ def play_and_check(
     fake_clock: Any,
     seed: str,
     steps: int | None = None,
+    reads: bool = True,
 ) -> LeakTable:
     """One random game of ``table_cls``'s kind through the API, every response checked, for
     ``steps`` steps (the kind's own number by default) or to its end.  Returns the table, whose
-    ``stats`` say what was covered."""
+    ``stats`` say what was covered.
+
+    ``reads=False`` drops the per-step reads (state, events, the anonymous spectator, the
+    kind's ``check_reads``): the moves, the legal actions and every answer to them are still
+    checked.  A caller that checks something else along a game (the notifications) uses it
+    and leaves the reads' guarantee to ``tests/games/test_leak.py``, which plays with them.
+
+    A step that stored no new version (a refused move, a sweep or a fired deadline that did
+    nothing) cannot have changed what the event log says, nor the state but for the instant it
+    is read at: the receivers' full reads are skipped then and one receiver in turn (a seat,
+    the signed-in or the anonymous spectator) reads the state.  So every version is still read
+    by every receiver, and every refusal's answer is still checked."""
     rng = random.Random(seed)
     t = table_cls.start(users, rng, seed)
     game = t.game
@@ -181,6 +205,8 @@ def play_and_check(
     anonymous = APIClient()  # no session, no token: watching needs no account
     base = f"/api/v1/games/{game.pk}/"
     seen: dict[int | None, int] = defaultdict(int)
+    read_version: int | None = None  # the version every receiver last read
+    full_reads = 0
     for step in range(steps or t.steps):
         game.refresh_from_db()
         if game.status != Game.Status.PLAYING:
@@ -219,33 +245,70 @@ def play_and_check(
                     t.stats["refusals"] += 1
                     t.check_refusal(r.json(), seat, action)
         t.refresh()
-        for seat, c in clients:
-            t.check_state(c.get(base + "state/").json(), seat)
-            since = 0 if step % 10 == 0 else seen[seat]
-            events = c.get(base + "events/", {"since": since}).json()["events"]
-            t.check_events(events, seat, "events")
-            if events:
-                seen[seat] = events[-1]["seq"]
-            t.stats["payloads"] += 2
-        check_anonymous(t, base, anonymous, client_for(spectator), since=seen[None])
-        t.check_reads(step, clients)
+        if reads:
+            version = Game.objects.values_list("version", flat=True).get(pk=game.pk)
+            if version == read_version:
+                # Nothing new to read: the state at this instant, by one receiver in turn.
+                readers = [*clients, (ANONYMOUS, anonymous)]
+                who, c = readers[t.stats["unchanged steps"] % len(readers)]
+                t.check_state(c.get(base + "state/").json(), seat_of(who))
+                t.stats["unchanged steps"] += 1
+                t.stats["payloads"] += 1
+            else:
+                read_version = version
+                answers: dict[str, Any] = {}
+                full = full_reads % FULL == 0
+                for seat, c in clients:
+                    state = c.get(base + "state/").json()
+                    t.check_state(state, seat)
+                    since = 0 if full else seen[seat]
+                    body = c.get(base + "events/", {"since": since}).json()
+                    events = body["events"]
+                    t.check_events(events, seat, "events")
+                    if events:
+                        seen[seat] = events[-1]["seq"]
+                    t.stats["payloads"] += 2
+                    if seat is None:
+                        answers = {"state/": state, "events/": body}
+                        spectator_since = since
+                check_anonymous(
+                    t,
+                    base,
+                    anonymous,
+                    clients[-1][1],
+                    since=spectator_since,
+                    answers=answers,
+                    lobby=full_reads % LOBBY == 0,
+                )
+                full_reads += 1
+                t.check_reads(step, clients)
+        t.after_step(step)
     game.refresh_from_db()
     t.stats["finished"] = game.status == Game.Status.FINISHED
     return t
 
 
 def check_anonymous(
-    t: LeakTable, base: str, anonymous: APIClient, spectator: APIClient, since: int
+    t: LeakTable,
+    base: str,
+    anonymous: APIClient,
+    spectator: APIClient,
+    since: int,
+    answers: dict[str, Any],
+    lobby: bool,
 ) -> None:
-    """The anonymous spectator's reads (detail, state, events, chat): answered (200), checked
-    by the tracker as a spectator's, and the same as the signed-in spectator's answers."""
-    for path, params in (("", {}), ("state/", {}), ("events/", {"since": since}), ("chat/", {})):
+    """The anonymous spectator's reads: answered (200) and the same as the signed-in
+    spectator's answers -- its state and events (from the same ``since``) those the signed-in
+    one got this step, which the tracker checked; with ``lobby`` also the game's detail and
+    chat, fetched for both here (neither carries a card: no tracker reads them)."""
+    paths: list[tuple[str, dict[str, Any]]] = [("state/", {}), ("events/", {"since": since})]
+    if lobby:
+        paths += [("", {}), ("chat/", {})]
+    for path, params in paths:
         r = anonymous.get(base + path, params)
         assert r.status_code == 200, (path, r.status_code, r.content[:200])
-        body = r.json()
-        if path == "state/":
-            t.check_state(body, None)
-        elif path == "events/":
-            t.check_events(body["events"], None, "anonymous events")
-        same_as_spectator(body, spectator.get(base + path, params).json(), f"anonymous {path}")
+        theirs = answers.get(path)
+        if theirs is None:
+            theirs = spectator.get(base + path, params).json()
+        same_as_spectator(r.json(), theirs, f"anonymous {path}")
         t.stats["anonymous payloads"] += 1

@@ -22,7 +22,6 @@ What a receiver may know (T27):
 
 from __future__ import annotations
 
-import copy
 import random
 import re
 from dataclasses import dataclass, field
@@ -183,7 +182,7 @@ class Truth:
         """One engine view (the ``state`` of a payload), for ``seat``, at ``version`` (default:
         the current one): only what was public by then, and the seat's own."""
         current, seq = self.at_version(version)
-        view = copy.deepcopy(view)
+        view = dict(view)  # a shallow copy is enough: only a top-level key is taken out
         last = view.pop("last_hand", None)
         if last is not None:
             # The previous hand's result: all public (T20) -- and exactly what was revealed.
@@ -207,11 +206,13 @@ class Truth:
     ) -> None:
         """A seat's view may differ from the spectator's only by its own hand and ``you``
         (and the instant it was made, ``now``)."""
-        mine = copy.deepcopy(view)
-        theirs = copy.deepcopy(spectator)
+        # Shallow copies: only top-level keys and the list of hands are changed.
+        mine = dict(view)
+        theirs = dict(spectator)
         mine.pop("you", None)
         if mine["status"] == "playing":
             assert mine["hands"][seat] is not None, f"{where}: seat {seat} lost its hand"
+            mine["hands"] = list(mine["hands"])
             mine["hands"][seat] = None
         mine["seat"] = theirs["seat"] = None
         mine["now"] = theirs["now"] = None
