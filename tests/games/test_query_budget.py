@@ -21,7 +21,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import clock, consumers, services
+from games import clock, consumers, selectors, services
 
 pytestmark = pytest.mark.django_db
 
@@ -125,3 +125,53 @@ def test_a_timer_costs_at_most_its_budget(
     if connection.vendor == "postgresql":
         reads = [sql for sql in _sql(fired) if sql.startswith("SELECT")]
         assert len(reads) == 1 and "FOR UPDATE; SELECT" in reads[0], reads
+
+
+def test_a_rest_read_reads_the_viewers_seat_once_with_the_game(
+    start_game: Any, users: list[Any], fake_clock: Any, api: Any
+) -> None:
+    """A per-game REST read asks for its viewer's seat several times (the access check, the
+    legal actions, the payload): it is read once, in the game's own query
+    (``selectors.game_for_user``), and remembered on the instance for that version."""
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = api(mover)
+    seat = game.seats.get(user=mover).number
+    for path in ("actions/", "state/", "events/"):
+        with CaptureQueriesContext(connection) as read:
+            r = client.get(f"/api/v1/games/{game.pk}/{path}")
+        assert r.status_code == 200, r.content
+        seat_reads = [sql for sql in _sql(read) if '"games_seat"' in sql]
+        assert len(seat_reads) == 1 and '"games_game"' in seat_reads[0], (path, seat_reads)
+    assert client.get(f"/api/v1/games/{game.pk}/actions/").json()["seat"] == seat
+    # The state is the viewer's seat's view, not a spectator's.
+    fresh = type(game).objects.get(pk=game.pk)
+    state = client.get(f"/api/v1/games/{game.pk}/state/").json()
+    assert _without_now(state) == _without_now(
+        selectors.game_payload_for_seat(game=fresh, seat=seat, now=clock.now_ms())
+    )
+    assert _without_now(state) != _without_now(
+        selectors.game_payload_for_seat(game=fresh, seat=None, now=clock.now_ms())
+    )
+
+
+def _without_now(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_now(v) for k, v in value.items() if k != "now"}
+    if isinstance(value, list):
+        return [_without_now(v) for v in value]
+    return value
+
+
+def test_a_remembered_seat_is_read_again_at_a_new_version(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    """The memo of ``seat_for_user`` is per version: an instance refreshed after a change asks
+    the database again (a lobby change -- a seat taken or left -- is always a new version)."""
+    host, other = users[:2]
+    game = services.game_create(host=host, kind="crisp", settings={})
+    game = selectors.game_for_user(game_id=game.pk, user=other)
+    assert selectors.seat_for_user(game=game, user=other) is None
+    services.game_join(game=game.pk, user=other)
+    assert selectors.seat_for_user(game=game, user=other) is None  # the instance's version
+    game.refresh_from_db()
+    assert selectors.seat_for_user(game=game, user=other) == 1
