@@ -70,7 +70,7 @@ SLOW_MODULES = {
     "tests/e2e/test_game_night_eight.py": 45,
     "tests/e2e/test_table_controller.py": 130,
     "tests/e2e/test_triple_crown.py": 40,
-    "tests/e2e/test_table_layout.py": 45,
+    "tests/e2e/test_table_layout.py": 30,
     "tests/e2e/test_specials.py": 30,
     "tests/e2e/test_cribbage.py": 30,
     "tests/e2e/test_vs_computer.py": 30,
