@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,19 @@ def at(viewport: str) -> Iterator[None]:
     except BaseException as error:
         error.add_note(f"(at the {viewport} size)")
         raise
+
+
+def on_each_size(
+    chromium: Any, site: str, person: Any, path: str, check: Callable[[Any, str], None]
+) -> None:
+    """``check(page, viewport)`` on a fresh page of ``person`` at ``path`` at each size in turn:
+    each page its own context and load at its size (not a resize), closed before the next
+    opens (one page on the game at a time), a failure naming the size."""
+    for viewport in BOTH:
+        with at(viewport):
+            page = kit.open_page(chromium, site, person, viewport, path)
+            check(page, viewport)
+            page.context.close()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -151,18 +164,24 @@ def test_triple_crown_every_hand_and_the_totals(chromium: Any, site: str, artifa
     game = kit.started("triple_crown", people, timers=timers)
     game = kit.drive(game, lambda g: len(g.state["history"]) >= 8)
     hands = len(game.state["history"])
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-            every_hand_and_the_totals(page, artifacts, hands, viewport)
-            page.context.close()  # one page on the game at a time, as before
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/",
+        lambda page, viewport: every_hand_and_the_totals(page, artifacts, hands, viewport),
+    )
     game = kit.drive(game, lambda g: len(g.state["history"]) >= rounds)
     played = len(game.state["history"])
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-            scoreboard_keeps_its_total_in_view(page, artifacts, "triple_crown", played, viewport)
-            page.context.close()
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/",
+        lambda page, viewport: scoreboard_keeps_its_total_in_view(
+            page, artifacts, "triple_crown", played, viewport
+        ),
+    )
 
 
 def every_hand_and_the_totals(page: Any, artifacts: Path, hands: int, viewport: str) -> None:
@@ -242,11 +261,15 @@ def test_every_game_s_scoreboard_keeps_its_total_in_view(
     game = kit.started(kind, people, timers=timers)
     game = kit.drive(game, lambda g: len(g.state["history"]) >= rounds)
     played = len(game.state["history"])
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-            scoreboard_keeps_its_total_in_view(page, artifacts, kind, played, viewport)
-            page.context.close()  # one page on the game at a time, as before
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/",
+        lambda page, viewport: scoreboard_keeps_its_total_in_view(
+            page, artifacts, kind, played, viewport
+        ),
+    )
 
 
 def scoreboard_keeps_its_total_in_view(
@@ -285,11 +308,15 @@ def test_crisp_results_and_game_over_totals(
         "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
     )
     kit.drive(over, lambda g: g.status == "finished")
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-            results_and_game_over_totals(page, site, artifacts, over.pk, len(people), viewport)
-            page.context.close()  # one page on the game at a time, as before
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/",
+        lambda page, viewport: results_and_game_over_totals(
+            page, site, artifacts, over.pk, len(people), viewport
+        ),
+    )
 
 
 def results_and_game_over_totals(
@@ -511,11 +538,13 @@ def test_replay_opens_at_the_first_deal_with_a_move_list(
         "crisp", people, timers={**kit.QUICK_CRISP, "between_rounds_ms": 0, "target_score": 20}
     )
     kit.drive(game, lambda g: g.status == "finished")
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/replay/")
-            replay_first_deal_and_moves(page, artifacts, viewport)
-            page.context.close()  # one page on the game at a time, as before
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/replay/",
+        lambda page, viewport: replay_first_deal_and_moves(page, artifacts, viewport),
+    )
 
 
 def replay_first_deal_and_moves(page: Any, artifacts: Path, viewport: str) -> None:
@@ -553,11 +582,13 @@ def test_triple_crown_labels(chromium: Any, site: str, artifacts: Path) -> None:
     game = kit.started("triple_crown", people)
     hand = lambda g: g.state["round"]  # noqa: E731
     kit.drive(game, lambda g: len(hand(g)["tricks"]) >= 5 and not hand(g)["trick"])
-    for viewport in BOTH:
-        with at(viewport):
-            page = kit.open_page(chromium, site, people[0], viewport, f"/games/{game.pk}/")
-            triple_crown_labels(page, artifacts, viewport)
-            page.context.close()  # one page on the game at a time, as before
+    on_each_size(
+        chromium,
+        site,
+        people[0],
+        f"/games/{game.pk}/",
+        lambda page, viewport: triple_crown_labels(page, artifacts, viewport),
+    )
 
 
 def triple_crown_labels(page: Any, artifacts: Path, viewport: str) -> None:

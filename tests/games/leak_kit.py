@@ -75,18 +75,21 @@ def with_guest(users: list[Any], rng: random.Random) -> list[Any]:
     return out
 
 
+def without_now(value: Any) -> Any:
+    """A JSON answer without the server clock's readings (``now``): two requests are never
+    made at the same instant, so answers are compared without them."""
+    if isinstance(value, dict):
+        return {k: without_now(v) for k, v in value.items() if k != "now"}
+    if isinstance(value, list):
+        return [without_now(v) for v in value]
+    return value
+
+
 def same_as_spectator(anonymous: Any, signed_in: Any, where: str) -> None:
-    """An anonymous spectator's answer is the signed-in spectator's (the server clock's
-    reading, ``now``, aside: the two requests are not made at the same instant)."""
-
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "now"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    assert strip(anonymous) == strip(signed_in), f"{where}: anonymous {anonymous} != {signed_in}"
+    """An anonymous spectator's answer is the signed-in spectator's (``now`` aside)."""
+    assert without_now(anonymous) == without_now(signed_in), (
+        f"{where}: anonymous {anonymous} != {signed_in}"
+    )
 
 
 def cards_in(value: Any) -> set[str]:

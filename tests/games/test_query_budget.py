@@ -22,6 +22,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from games import clock, consumers, selectors, services
+from tests.games.leak_kit import without_now
 
 pytestmark = pytest.mark.django_db
 
@@ -146,20 +147,12 @@ def test_a_rest_read_reads_the_viewers_seat_once_with_the_game(
     # The state is the viewer's seat's view, not a spectator's.
     fresh = type(game).objects.get(pk=game.pk)
     state = client.get(f"/api/v1/games/{game.pk}/state/").json()
-    assert _without_now(state) == _without_now(
+    assert without_now(state) == without_now(
         selectors.game_payload_for_seat(game=fresh, seat=seat, now=clock.now_ms())
     )
-    assert _without_now(state) != _without_now(
+    assert without_now(state) != without_now(
         selectors.game_payload_for_seat(game=fresh, seat=None, now=clock.now_ms())
     )
-
-
-def _without_now(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_now(v) for k, v in value.items() if k != "now"}
-    if isinstance(value, list):
-        return [_without_now(v) for v in value]
-    return value
 
 
 def test_a_remembered_seat_is_read_again_at_a_new_version(
