@@ -180,9 +180,10 @@ def test_two_players_play_cribbage_to_the_end(
     services.game_start(game=game, user=aiko, seed=seed, timers={"target_score": target})
 
     UserFactory(username="chen", display_name="Chen", language="en")
-    phone = log_in(chromium, site, "aiko", PHONE)
-    desk = log_in(chromium, site, "boris", DESKTOP)
-    watcher = log_in(chromium, site, "chen", DESKTOP)
+    # Each page opens the game at once (issue 20: the games' lobby first was a page load more).
+    phone = log_in(chromium, site, "aiko", PHONE, to=f"/games/{game.pk}/")
+    desk = log_in(chromium, site, "boris", DESKTOP, to=f"/games/{game.pk}/")
+    watcher = log_in(chromium, site, "chen", DESKTOP, to=f"/games/{game.pk}/")
     pages = {"ja": phone, "ru": desk}
     try:
         _play(game, pages, live_site, artifacts, expected, target, watcher)
@@ -205,16 +206,13 @@ def _play(
     target: int,
     watcher: Any,
 ) -> None:
-    site = live_site.url
     # A spectator (English) watches the whole game: face-down hands, no moves.
-    watcher.goto(f"{site}/games/{game.pk}/")
     wait_live(watcher)
     watcher.wait_for_selector("#seat-top .crib-hand .pcard.back >> nth=5")
     assert watcher.locator("#seat-bottom .crib-hand .pcard.back").count() == 6
     assert watcher.locator(".crib-card.pickable, .pcard.face").count() == 0
     assert "You are watching this game." in watcher.inner_text("#actions")
     for lang, page in pages.items():
-        page.goto(f"{site}/games/{game.pk}/")
         wait_live(page)
         assert page.locator("html").get_attribute("lang") == lang
         page.wait_for_selector("#seat-bottom button.crib-card.pickable >> nth=5")

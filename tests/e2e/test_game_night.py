@@ -45,8 +45,7 @@ def test_invite_link_signed_in_opens_the_game_and_seats(chromium: Any, site: str
     UserFactory(username="boris", display_name="Boris", language="ru")
     game = services.game_create(host=host, private=True)
     link = f"{site}/games/{game.pk}/?code={game.invite_code}"
-    page = log_in(chromium, site, "boris", PHONE)
-    page.goto(link)
+    page = log_in(chromium, site, "boris", PHONE, to=link.removeprefix(site))
     page.wait_for_selector("#join-game")
     # It used to bounce to /games/ here, with no word: the page's scripts have run, and what
     # they asked the server has been answered, before its address is read.
@@ -228,9 +227,9 @@ def test_around_the_table(chromium: Any, site: str, artifacts: Path) -> None:
     for user in users[1:]:
         services.game_join(game=game, user=user)
     services.game_start(game=game, user=users[0], timers={"memorise_ms": 4000})
-    a = log_in(chromium, site, "aiko", DESKTOP)
-    a.add_init_script(COUNT_PEEK_DRAWS)
-    a.goto(f"{site}/games/{game.pk}/")
+    a = log_in(
+        chromium, site, "aiko", DESKTOP, to=f"/games/{game.pk}/", scripts=(COUNT_PEEK_DRAWS,)
+    )
     wait_live(a)
     a.wait_for_selector("#my-seat .pcard.peek")
     # The other players look meanwhile: each look re-renders the table, the memorised cards do

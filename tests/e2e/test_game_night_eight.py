@@ -202,13 +202,13 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
         host=host, settings={"target_score": 150, "draw_seconds": 30}, private=True
     )
     services.game_rename(game=game, user=host, name="Game night")
-    link = f"{site}/games/{game.pk}/?code={game.invite_code}"
+    link = f"/games/{game.pk}/?code={game.invite_code}"
+    # Every page opens the invite link straight away (issue 20: the games' lobby first cost a
+    # page load a person), and joins.
     for name, _, device in PLAYERS:
-        page = log_in(chromium, site, name.lower(), device)
-        page.add_init_script(COUNT_LOOKS)
-        page.add_init_script(RECORD_MARKS)
+        page = log_in(chromium, site, name.lower(), device, to=link,
+                      scripts=(COUNT_LOOKS, RECORD_MARKS))  # fmt: skip
         pages[name] = page
-        page.goto(link)
         if name != "Aiko":
             page.click("#join-game")
             page.wait_for_selector(".lobby-seat .you-badge")
@@ -219,7 +219,9 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
     host_page.wait_for_selector(".lobby-seat:nth-child(8)")
     # Started with a seed whose first deal leaves a Queen and two Kings in the deck (to stack).
     seed, top = _seed_with_specials()
-    services.game_start(game=game, user=host, seed=seed)
+    # No start delay before each turn (2 s each, issue 20: 16 s of the round): the turns are
+    # played by people's clicks, the delay itself is the opening round's of tests/e2e/test_play.py.
+    services.game_start(game=game, user=host, seed=seed, timers={"start_delay_ms": 0})
     game.refresh_from_db()
     stack_deck(game, top)
     set_draw_seconds(game, None)

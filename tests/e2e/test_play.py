@@ -33,13 +33,15 @@ def log_in(
     *,
     form: bool = False,
     to: str = "/games/",
+    scripts: tuple[str, ...] = (),
 ) -> Any:
     """A page of a new browser context, signed in as ``username``, at ``to`` (the games' lobby
     unless the test opens another page first: issue 20, a page load fewer per browser).
 
     ``form``: through the log-in form, as a person does (it lands on the lobby); else with the
     cookies the form would have set (`conftest.sign_in`: two page loads and a password hash
-    fewer)."""
+    fewer). ``scripts``: JavaScript run in every document of the page before its own (Playwright's
+    init scripts), from the first load on."""
     context = browser.new_context(viewport=viewport, locale="en-GB")
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
@@ -53,6 +55,8 @@ def log_in(
         socket.on("framesent", lambda f: page.frames_seen.append(("out", str(f)[:300])))
 
     page.on("websocket", on_socket)
+    for script in scripts:
+        page.add_init_script(script)
     if not form:
         sign_in(context, site, username)
         page.goto(f"{site}{to}")
