@@ -28,6 +28,7 @@ from games import clock, selectors, services
 from games.api import serializers as s
 from games.engines import KINDS
 from games.models import Game
+from games.services.prepared import Prepared
 
 _ERR = s.ErrorSerializer
 
@@ -87,8 +88,38 @@ class WatchOrSignedIn(BasePermission):
 WATCH_THROTTLES = [throttles.InviteCodeThrottle, throttles.AnonReadThrottle]
 
 
+#: ``selectors.game_query`` compiled to SQL once per process (``services.prepared``): Django
+#: building that SQL was most of a per-game REST request's CPU (bench/rest_cpu.py); now each
+#: request runs the same statement with its keys.  One for a signed-in viewer (its seat in the
+#: same query), one for an anonymous one.
+_GAME_SEATED = Prepared(lambda pk, user: selectors.game_query(game_id=pk, user_id=user), keys=2)
+_GAME = Prepared(lambda pk: selectors.game_query(game_id=pk))
+
+
 def _game(request: Request, game_id: int) -> Game:
-    return selectors.game_for_user(game_id=game_id, user=request.user, invite_code=_invite(request))
+    """``selectors.game_for_user`` for this request: the same read and the same rule."""
+    user = request.user
+    if user is not None and user.is_authenticated:
+        rows = _GAME_SEATED.fetch(game_id, user.pk)
+    else:
+        rows = _GAME.fetch(game_id)
+    return selectors.game_access(
+        game=rows[0] if rows else None, user=user, invite_code=_invite(request)
+    )
+
+
+#: ``selectors.events_query`` compiled once per ``limit`` (1 to 500: the LIMIT is in the SQL).
+_EVENTS: dict[int, Prepared] = {}
+
+
+def _events(game: Game, since: int, limit: int) -> list[Any]:
+    read = _EVENTS.get(limit)
+    if read is None:
+        read = _EVENTS.setdefault(
+            limit,
+            Prepared(lambda pk, seq: selectors.events_query(game_id=pk, seq=seq, limit=limit), 2),
+        )
+    return read.fetch(game.pk, since)
 
 
 def _detail(game: Game, request: Request) -> dict[str, Any]:
@@ -375,7 +406,11 @@ class GameEventsApi(APIView):
         game = _game(request, game_id)
         q = _valid(s.EventsQuery, _query(request))
         events = selectors.events_since(
-            game=game, user=request.user, seq=q["since"], limit=q["limit"]
+            game=game,
+            user=request.user,
+            seq=q["since"],
+            limit=q["limit"],
+            rows=_events(game, q["since"], q["limit"]),
         )
         return Response({"version": game.version, "events": events})
 

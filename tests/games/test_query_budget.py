@@ -168,3 +168,49 @@ def test_a_remembered_seat_is_read_again_at_a_new_version(
     assert selectors.seat_for_user(game=game, user=other) is None  # the instance's version
     game.refresh_from_db()
     assert selectors.seat_for_user(game=game, user=other) == 1
+
+
+#: A per-game REST read's statements once warm (issue 25, bench/rest_cpu.py): the state and
+#: the legal actions are ONE query (the game with its host and the viewer's seat), the events
+#: two (the game, the events). Before the reads were compiled once they were the same count.
+BUDGET_REST_READ = {"state/": 1, "actions/": 1, "events/": 2}
+
+
+@pytest.mark.parametrize("signed_in", [True, False])
+def test_a_rest_read_compiles_no_sql_once_warm(
+    start_game: Any,
+    users: list[Any],
+    fake_clock: Any,
+    api: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    signed_in: bool,
+) -> None:
+    """Django building the game's and the events' SQL was most of a REST read's CPU
+    (bench/RESULTS.md, "REST reads"): ``games.api.views`` compiles them once per process.
+    Pinned here: a warm read of the state, the legal actions and the events builds no SQL at
+    all, and makes no more statements than its budget."""
+    from django.db.models.sql.compiler import SQLCompiler
+    from rest_framework.test import APIClient
+
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = api(mover) if signed_in else APIClient()
+    base = f"/api/v1/games/{game.pk}/"
+    for path in BUDGET_REST_READ:
+        client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})  # warm
+    compiled: list[str] = []
+    real = SQLCompiler.as_sql
+
+    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        compiled.append(out[0])
+        return out
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    for path, budget in BUDGET_REST_READ.items():
+        with CaptureQueriesContext(connection) as read:
+            r = client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})
+        assert r.status_code == 200, r.content
+        assert len(read) <= budget, (path, _sql(read))
+    assert compiled == [], compiled
+    type(game).objects.filter(pk=game.pk).count()  # the counter counts
+    assert len(compiled) == 1
