@@ -59,7 +59,7 @@ def _old_way() -> Callable[[bool], None]:
 
     current_game, current_events = views._game, views._events
 
-    def old_game(request: Any, game_id: int) -> Any:
+    def old_game(request: Any, game_id: int, state: bool = True) -> Any:
         return selectors.game_for_user(
             game_id=game_id, user=request.user, invite_code=views._invite(request)
         )
