@@ -417,7 +417,9 @@ class GameActionsApi(APIView):
             expected_version=data.get("expected_version"),
             idempotency_key=key,
         )
-        game.refresh_from_db()
+        # The game as the action left it, and the actor's seat: the request's own read again
+        # (compiled once, the seat in the same query), not a refresh and a seat query.
+        game = _game(request, game_id)
         seat = selectors.seat_for_user(game=game, user=request.user)
         return Response(
             {

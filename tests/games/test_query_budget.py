@@ -214,3 +214,35 @@ def test_a_rest_read_compiles_no_sql_once_warm(
     assert compiled == [], compiled
     type(game).objects.filter(pk=game.pk).count()  # the counter counts
     assert len(compiled) == 1
+
+
+#: A REST action: the request's game read (its seat in it), the action's own (as over the
+#: socket: ``BUDGET_DRAW``), and the game read again for the answer -- the same compiled read,
+#: where it was a refresh and a seat query (issue 25, bench/rest_cpu.py): one fewer.
+BUDGET_REST_DRAW = {
+    "postgresql": 2 + BUDGET_DRAW["postgresql"],
+    "sqlite": 2 + BUDGET_DRAW["sqlite"],
+}
+
+
+def test_a_rest_action_costs_at_most_its_budget(
+    start_game: Any, users: list[Any], fake_clock: Any, api: Any
+) -> None:
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = api(mover)
+    with CaptureQueriesContext(connection) as act:
+        r = client.post(
+            f"/api/v1/games/{game.pk}/actions/",
+            {"action": {"type": "draw", "source": "deck"}},
+            format="json",
+        )
+    assert r.status_code == 200, r.content
+    body = r.json()
+    game.refresh_from_db()
+    assert body["version"] == body["state"]["version"] == game.version
+    # The answer is the actor's seat's view of the game as the action left it.
+    seat = game.seats.get(user=mover).number
+    assert without_now(body["state"]) == without_now(
+        selectors.game_payload_for_seat(game=game, seat=seat, now=clock.now_ms())
+    )
+    assert len(act) <= _budget(BUDGET_REST_DRAW), _sql(act)
