@@ -35,7 +35,9 @@ __all__ = [
     "act_events_payload",
     "event_frame",
     "event_payload",
+    "events_query",
     "events_since",
+    "game_access",
     "game_by_invite_code",
     "game_detail",
     "game_for_user",
@@ -43,6 +45,7 @@ __all__ = [
     "game_list",
     "game_payload",
     "game_payload_for_seat",
+    "game_query",
     "seat_for_user",
 ]
 
@@ -79,6 +82,22 @@ def seat_for_user(*, game: Game, user: AbstractBaseUser | None) -> int | None:
     return seat
 
 
+def game_query(*, game_id: int, user_id: int | None = None) -> QuerySet[Game]:
+    """The one read ``game_for_user`` makes: the game (its host joined) and, for a signed-in
+    viewer (``user_id``), that viewer's seat number as ``viewer_seat`` in the same query.
+
+    A function of its keys alone, so the REST API can compile it once per process
+    (``games.api.views``: building this SQL was most of a REST read's CPU, bench/rest_cpu.py).
+    """
+    games = Game.objects.select_related("host").filter(pk=game_id)
+    if user_id is not None:
+        # The viewer's seat in the same query: every per-game request reads it (bench: the
+        # access check was a third of a REST read's time in the leak harness's profile).
+        mine = Seat.objects.filter(game=OuterRef("pk"), user_id=user_id).values("number")[:1]
+        games = games.annotate(viewer_seat=Subquery(mine))
+    return games
+
+
 def game_for_user(
     *, game_id: int, user: AbstractBaseUser | None, invite_code: str | None = None
 ) -> Game:
@@ -90,23 +109,28 @@ def game_for_user(
     signing in (or playing as a guest) first.  Refusing with 404 rather than 403 does not
     confirm that a private game id exists.
     """
-    games = Game.objects.select_related("host").filter(pk=game_id)
     signed_in = getattr(user, "is_authenticated", False)
-    if signed_in:
-        # The viewer's seat in the same query: every per-game request reads it (bench: the
-        # access check was a third of a REST read's time in the leak harness's profile).
-        mine = Seat.objects.filter(game=OuterRef("pk"), user=user).values("number")[:1]
-        games = games.annotate(viewer_seat=Subquery(mine))
-    game = games.first()
+    query = game_query(game_id=game_id, user_id=user.pk if signed_in else None)  # type: ignore[union-attr]
+    return game_access(game=query.first(), user=user, invite_code=invite_code)
+
+
+def game_access(
+    *, game: Game | None, user: AbstractBaseUser | None, invite_code: str | None = None
+) -> Game:
+    """``game_for_user``'s rule applied to what ``game_query`` read (None: no such row).
+
+    Split from the read so a caller that runs the same query another way (compiled once, the
+    REST API) applies the very same rule."""
     if game is None:
         raise ServiceError("not_found", "No such game.", status=404)
+    signed_in = getattr(user, "is_authenticated", False)
     if signed_in:
         memo = _seat_memo(game, user)  # type: ignore[arg-type]
         if memo is not None:
             memo[0][memo[1]] = game.viewer_seat  # type: ignore[attr-defined]
     if not game.private or getattr(user, "is_staff", False):
         return game
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in:
         raise ServiceError("not_found", "No such game.", status=404)
     if isinstance(invite_code, str) and invite_code.upper() == game.invite_code:
         return game
@@ -292,16 +316,28 @@ def event_frame(event: Event, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def events_query(*, game_id: int, seq: int, limit: int = 500) -> QuerySet[Event]:
+    """The read of ``events_since``: a function of its keys alone (``game_query``'s why)."""
+    return Event.objects.filter(game_id=game_id, seq__gt=seq).order_by("seq")[:limit]
+
+
 def events_since(
-    *, game: Game, user: AbstractBaseUser | None, seq: int, limit: int = 500
+    *,
+    game: Game,
+    user: AbstractBaseUser | None,
+    seq: int,
+    limit: int = 500,
+    rows: list[Event] | None = None,
 ) -> list[dict[str, Any]]:
     """Events with ``seq`` greater than the given one, each in the requester's redacted form.
 
     Private forms only for events of the game's current version (see the module docstring:
-    a look is shown once); older events in their public form.
+    a look is shown once); older events in their public form.  ``rows``: what
+    ``events_query`` for the same keys gave, if the caller already ran it.
     """
     seat = seat_for_user(game=game, user=user)
-    rows = Event.objects.filter(game=game, seq__gt=seq).order_by("seq")[:limit]
+    if rows is None:
+        rows = list(events_query(game_id=game.pk, seq=seq, limit=limit))
     return [
         event_payload(event=e, seat=seat if e.version == game.version else None, kind=game.kind)
         for e in rows

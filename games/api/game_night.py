@@ -35,7 +35,7 @@ class GameChatApi(APIView):
         description="The table's last 100 chat lines, oldest first.",
     )
     def get(self, request: Request, game_id: int) -> Response:
-        game = _game(request, game_id)
+        game = _game(request, game_id, state=False)
         return Response({"messages": selectors.game_chat(game=game)})
 
     @extend_schema(

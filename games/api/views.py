@@ -28,6 +28,7 @@ from games import clock, selectors, services
 from games.api import serializers as s
 from games.engines import KINDS
 from games.models import Game
+from games.services.prepared import Prepared
 
 _ERR = s.ErrorSerializer
 
@@ -87,8 +88,83 @@ class WatchOrSignedIn(BasePermission):
 WATCH_THROTTLES = [throttles.InviteCodeThrottle, throttles.AnonReadThrottle]
 
 
-def _game(request: Request, game_id: int) -> Game:
-    return selectors.game_for_user(game_id=game_id, user=request.user, invite_code=_invite(request))
+class _Read(Prepared):
+    """A ``Prepared`` read whose row converters (the JSON columns' decoders, the datetimes')
+    are worked out once too: Django's ``results_iter`` looks them up again for every call, a
+    third of what a prepared read of a game row with its host still cost (bench/rest_cpu.py).
+    """
+
+    def __init__(self, build: Any, keys: int = 1) -> None:
+        super().__init__(build, keys)
+        self._converters: dict[int, tuple[list[Any], dict[int, Any]]] = {}
+
+    def _instances(self, compiled: Any, rows: list[Any], using: str) -> list[Any]:  # type: ignore[override]
+        if not rows:
+            return []
+        compiler = compiled.compiler
+        known = self._converters.get(id(compiled))
+        if known is None:
+            fields = [s[0] for s in compiler.select[: compiler.col_count]]
+            if compiler.has_composite_fields(fields):  # pragma: no cover - no such key here
+                return Prepared._instances(compiled, rows, using)
+            known = self._converters.setdefault(
+                id(compiled), (fields, compiler.get_converters(fields))
+            )
+        converters = known[1]
+        converted = compiler.apply_converters(rows, converters) if converters else rows
+        out = []
+        for row in converted:
+            obj = compiled.model.from_db(
+                using, compiled.init_list, row[compiled.start : compiled.end]
+            )
+            for populator in compiled.populators:
+                populator.populate(row, obj)
+            for name, at in compiled.annotations:
+                setattr(obj, name, row[at])
+            out.append(obj)
+        return out
+
+
+#: ``selectors.game_query`` compiled to SQL once per process (``services.prepared``): Django
+#: building that SQL was most of a per-game REST request's CPU (bench/rest_cpu.py); now each
+#: request runs the same statement with its keys.  One for a signed-in viewer (its seat in the
+#: same query), one for an anonymous one; and each without the engine snapshot (``state``,
+#: the largest column, a JSON document to decode) for the reads that never look at it.
+_GAME_SEATED = _Read(lambda pk, user: selectors.game_query(game_id=pk, user_id=user), keys=2)
+_GAME = _Read(lambda pk: selectors.game_query(game_id=pk))
+_GAME_SEATED_NO_STATE = _Read(
+    lambda pk, user: selectors.game_query(game_id=pk, user_id=user).defer("state"), keys=2
+)
+_GAME_NO_STATE = _Read(lambda pk: selectors.game_query(game_id=pk).defer("state"))
+
+
+def _game(request: Request, game_id: int, state: bool = True) -> Game:
+    """``selectors.game_for_user`` for this request: the same read and the same rule.
+
+    ``state=False``: the snapshot is left unread (it loads on access, as with ``defer``)."""
+    user = request.user
+    if user is not None and user.is_authenticated:
+        read = _GAME_SEATED if state else _GAME_SEATED_NO_STATE
+        rows = read.fetch(game_id, user.pk)
+    else:
+        rows = (_GAME if state else _GAME_NO_STATE).fetch(game_id)
+    return selectors.game_access(
+        game=rows[0] if rows else None, user=user, invite_code=_invite(request)
+    )
+
+
+#: ``selectors.events_query`` compiled once per ``limit`` (1 to 500: the LIMIT is in the SQL).
+_EVENTS: dict[int, _Read] = {}
+
+
+def _events(game: Game, since: int, limit: int) -> list[Any]:
+    read = _EVENTS.get(limit)
+    if read is None:
+        read = _EVENTS.setdefault(
+            limit,
+            _Read(lambda pk, seq: selectors.events_query(game_id=pk, seq=seq, limit=limit), 2),
+        )
+    return read.fetch(game.pk, since)
 
 
 def _detail(game: Game, request: Request) -> dict[str, Any]:
@@ -137,7 +213,7 @@ class GameDetailApi(APIView):
         responses={200: s.GameOutput, **_errors(401, 403, 404)},
     )
     def get(self, request: Request, game_id: int) -> Response:
-        game = _game(request, game_id)
+        game = _game(request, game_id, state=False)
         return Response(selectors.game_detail(game=game, user=request.user))
 
 
@@ -341,7 +417,9 @@ class GameActionsApi(APIView):
             expected_version=data.get("expected_version"),
             idempotency_key=key,
         )
-        game.refresh_from_db()
+        # The game as the action left it, and the actor's seat: the request's own read again
+        # (compiled once, the seat in the same query), not a refresh and a seat query.
+        game = _game(request, game_id)
         seat = selectors.seat_for_user(game=game, user=request.user)
         return Response(
             {
@@ -372,10 +450,14 @@ class GameEventsApi(APIView):
         ),
     )
     def get(self, request: Request, game_id: int) -> Response:
-        game = _game(request, game_id)
+        game = _game(request, game_id, state=False)
         q = _valid(s.EventsQuery, _query(request))
         events = selectors.events_since(
-            game=game, user=request.user, seq=q["since"], limit=q["limit"]
+            game=game,
+            user=request.user,
+            seq=q["since"],
+            limit=q["limit"],
+            rows=_events(game, q["since"], q["limit"]),
         )
         return Response({"version": game.version, "events": events})
 

@@ -215,6 +215,7 @@ def play_and_check(
         if game.status != Game.Status.PLAYING:
             break
         fake_clock.advance(rng.choice(t.jumps if t.clocked else t.calm_jumps))
+        refreshed = False  # the tracker took in the step's move (nothing happens after it)
         roll = rng.random()
         if roll < t.p_sweep:
             services.game_sweep()
@@ -241,13 +242,15 @@ def play_and_check(
                 r = c.post(base + "actions/", {"action": action}, format="json")
                 assert r.status_code < 500, r.content
                 t.refresh()
+                refreshed = True
                 if r.status_code == 200:
                     t.stats["acts"] += 1
                     t.check_act(r.json(), seat)
                 else:
                     t.stats["refusals"] += 1
                     t.check_refusal(r.json(), seat, action)
-        t.refresh()
+        if not refreshed:  # a sweep, a fired deadline, or no move at all
+            t.refresh()
         if reads:
             version = Game.objects.values_list("version", flat=True).get(pk=game.pk)
             if version == read_version:

@@ -2,8 +2,9 @@
 a card or a role its receiver may not know.
 
 Random games (random deals, and every other game a deal stacked to be a Double Stakes hand),
-with and without the move clock; besides the harness's reads, one reader a step fetches the
-game's lobby card and its games list, and every seat's state is compared with the spectator's.
+with and without the move clock; besides the harness's reads, one reader a read step fetches the
+game's lobby card (and every LOBBY-th its games list, each reader in turn), and every seat's
+state is compared with the spectator's.
 Every payload is checked by ``Truth``, a tracker written here from the unredacted record
 (``Event.data``, ``Game.state``) and the rules (rules/triple-crown.md T27); it never calls the
 engine's view code, and it works the roles out from the dealt hands itself.
@@ -33,7 +34,7 @@ from games import services
 from games.engines import triple_crown as tc
 from games.models import Event, Game
 
-from .leak_kit import LeakTable, cards_in
+from .leak_kit import LOBBY, LeakTable, cards_in
 
 ALL_CARDS = {r + s for r in "23456789TJQKA" for s in "SHDC"}
 #: The example in the engine's refusal of a malformed play (games/engines/triple_crown/actions.py).
@@ -281,6 +282,7 @@ class TripleCrownTable(LeakTable):
         self.truth = Truth(game)
         self.double = double
         self.views: dict[int | None, dict[str, Any]] = {}
+        self.reads = 0  # read steps so far (check_reads)
 
     @classmethod
     def start(cls, users: list[Any], rng: random.Random, seed: str) -> TripleCrownTable:
@@ -333,15 +335,24 @@ class TripleCrownTable(LeakTable):
             for seat, view in self.views.items():
                 if seat is not None:
                     self.truth.check_same_as_spectator(view, self.views[None], seat, "state")
-        # The lobby card (seats, scores, status) and the lists: nothing of any hand.
-        seat, c = clients[step % len(clients)]
+        # The lobby card (seats, scores, status) and the lists: nothing of any hand. The card
+        # by one reader in turn after every read step; the list (the dearest read of the
+        # harness: every game the reader sits at, with every seat) every LOBBY-th, by the
+        # reader in turn then.
+        self.reads += 1
+        seat, c = clients[self.reads % len(clients)]
         base = f"/api/v1/games/{self.game.pk}/"
         self.truth.check_payload(c.get(base).json(), seat, "game detail")
-        self.truth.check_payload(c.get("/api/v1/games/", {"scope": "mine"}).json(), seat, "list")
+        if self.reads % LOBBY == 0:
+            seat, c = clients[self.reads // LOBBY % len(clients)]
+            lists = c.get("/api/v1/games/", {"scope": "mine"}).json()
+            self.truth.check_payload(lists, seat, "list")
+            self.stats["lists"] += 1
         self.views.clear()
 
     def coverage(self) -> None:
         s = self.stats
         assert s["payloads"] > 400 and s["acts"] > 35 and s["refusals"] > 2, dict(s)
+        assert s["lists"] >= len(self.players) + 1, dict(s)  # every reader's list, at least once
         if self.double:
             assert sum(1 for h in self.truth.hands.values() if h.ds is not None) >= 1

@@ -168,3 +168,81 @@ def test_a_remembered_seat_is_read_again_at_a_new_version(
     assert selectors.seat_for_user(game=game, user=other) is None  # the instance's version
     game.refresh_from_db()
     assert selectors.seat_for_user(game=game, user=other) == 1
+
+
+#: A per-game REST read's statements once warm (issue 25, bench/rest_cpu.py): the state and
+#: the legal actions are ONE query (the game with its host and the viewer's seat), the events
+#: two (the game, the events). Before the reads were compiled once they were the same count.
+BUDGET_REST_READ = {"state/": 1, "actions/": 1, "events/": 2}
+
+
+@pytest.mark.parametrize("signed_in", [True, False])
+def test_a_rest_read_compiles_no_sql_once_warm(
+    start_game: Any,
+    users: list[Any],
+    fake_clock: Any,
+    api: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    signed_in: bool,
+) -> None:
+    """Django building the game's and the events' SQL was most of a REST read's CPU
+    (bench/RESULTS.md, "REST reads"): ``games.api.views`` compiles them once per process.
+    Pinned here: a warm read of the state, the legal actions and the events builds no SQL at
+    all, and makes no more statements than its budget."""
+    from django.db.models.sql.compiler import SQLCompiler
+    from rest_framework.test import APIClient
+
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = api(mover) if signed_in else APIClient()
+    base = f"/api/v1/games/{game.pk}/"
+    for path in BUDGET_REST_READ:
+        client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})  # warm
+    compiled: list[str] = []
+    real = SQLCompiler.as_sql
+
+    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        compiled.append(out[0])
+        return out
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    for path, budget in BUDGET_REST_READ.items():
+        with CaptureQueriesContext(connection) as read:
+            r = client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})
+        assert r.status_code == 200, r.content
+        assert len(read) <= budget, (path, _sql(read))
+    assert compiled == [], compiled
+    type(game).objects.filter(pk=game.pk).count()  # the counter counts
+    assert len(compiled) == 1
+
+
+#: A REST action: the request's game read (its seat in it), the action's own (as over the
+#: socket: ``BUDGET_DRAW``), and the game read again for the answer -- the same compiled read,
+#: where it was a refresh and a seat query (issue 25, bench/rest_cpu.py): one fewer.
+BUDGET_REST_DRAW = {
+    "postgresql": 2 + BUDGET_DRAW["postgresql"],
+    "sqlite": 2 + BUDGET_DRAW["sqlite"],
+}
+
+
+def test_a_rest_action_costs_at_most_its_budget(
+    start_game: Any, users: list[Any], fake_clock: Any, api: Any
+) -> None:
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = api(mover)
+    with CaptureQueriesContext(connection) as act:
+        r = client.post(
+            f"/api/v1/games/{game.pk}/actions/",
+            {"action": {"type": "draw", "source": "deck"}},
+            format="json",
+        )
+    assert r.status_code == 200, r.content
+    body = r.json()
+    game.refresh_from_db()
+    assert body["version"] == body["state"]["version"] == game.version
+    # The answer is the actor's seat's view of the game as the action left it.
+    seat = game.seats.get(user=mover).number
+    assert without_now(body["state"]) == without_now(
+        selectors.game_payload_for_seat(game=game, seat=seat, now=clock.now_ms())
+    )
+    assert len(act) <= _budget(BUDGET_REST_DRAW), _sql(act)
