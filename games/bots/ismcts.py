@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -214,6 +214,7 @@ def search(
     expand_after: int = 24,
     prior: A | None = None,
     confidence: float = 2.0,
+    clock: Callable[[], float] = time.thread_time,
 ) -> SearchResult[A]:
     """Run SO-ISMCTS from the root information set of ``root_seat`` within ``budget``.
 
@@ -255,9 +256,14 @@ def search(
     hand varies in cost with the sampled world; that world is then left out of the
     choice.  Without a ``prior`` at least one iteration per root action runs even on a tiny
     budget; with one, a budget spent before the first whole world returns the prior.
+
+    ``clock`` is what the budget is measured on, in seconds: ``time.thread_time``, the
+    deciding thread's CPU (``Budget``).  It is a seam for tests only: a fake clock that
+    advances by a fixed cost per play-out makes the stopping rule exact and independent of
+    the machine's load (tests/bots/test_bots_budget.py); the bots never pass it.
     """
     root = _Node()
-    t0 = time.thread_time()
+    t0 = clock()
     limit = budget.cpu_ms / 1000.0
     only = None if search_opponents else root_seat
     first = game.sample(rng)
@@ -273,14 +279,14 @@ def search(
         if budget.max_iterations is not None and it >= budget.max_iterations:
             break
         if it and len(root.edges) >= len(root_actions):
-            spent = time.thread_time() - t0
+            spent = clock() - t0
             if spent + spent / it >= limit:  # the next iteration would overrun the budget
                 break
         if paired_root:
             seed = rng.getrandbits(64)
             row = []
             for a in root_actions:
-                t1 = time.thread_time()
+                t1 = clock()
                 if (it or prior is not None) and t1 - t0 + worst >= limit:
                     break  # the next play-out could overrun: this world is left out
                 r = random.Random(seed)  # noqa: S311 - the same world for every root action
@@ -289,7 +295,7 @@ def search(
                 row.append(
                     _iterate(game, root, s, r, exploration, only, expand_after, first_action=a)
                 )
-                worst = max(worst, time.thread_time() - t1)
+                worst = max(worst, clock() - t1)
             if len(row) < len(root_actions):
                 break
             paired.append(row)
@@ -299,7 +305,7 @@ def search(
     edges = root.edges.values()
     if paired_root and not paired:  # the budget was spent before one whole world: the prior
         assert prior is not None
-        return SearchResult(prior, {}, {}, 0, time.thread_time() - t0)
+        return SearchResult(prior, {}, {}, 0, clock() - t0)
     if paired_root:
         # The best mean over the complete worlds (a world cut short by the budget is not in
         # ``paired``; its partial rewards in the edges would favour the actions played first).
@@ -317,7 +323,7 @@ def search(
         {e.action: e.visits for e in edges},
         {e.action: e.total / e.visits for e in edges if e.visits},
         it,
-        time.thread_time() - t0,
+        clock() - t0,
     )
 
 

@@ -100,7 +100,8 @@ def test_medium_calls_in_the_step_as_it_would_in_a_window():
 
 
 def test_hard_plays_turn_based_games_and_its_samples_fit_its_view():
-    hard = HardBot(budget=Budget(15))
+    # An iteration cap with CPU to spare: the same games, and count of searches, on every run.
+    hard = HardBot(budget=Budget(10_000, max_iterations=8))
     for g in range(2):
         _, log = play(
             [hard, bot_for("crisp", "medium")],

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from games import bots, selectors, services
@@ -47,6 +48,28 @@ def _run_bots(game: Game, live_calls: Any, fake_clock: Any, *, limit: int = 3000
                 services.game_wake_bots(idle_ms=0)
     game.refresh_from_db()
     return game
+
+
+@pytest.fixture
+def same_play(settings: Any) -> None:
+    """A game of bots plays the same way on every run: each decision's generator seeded and
+    one think time (the service draws both at random otherwise).  With ``_vs_computer``'s
+    seeded deal, "the game ends within N steps" is then a fact of that game, not a chance."""
+    settings.CRISP_BOT_SEED = "botplay"
+    settings.CRISP_BOT_THINK_MS = (1000, 1000)
+
+
+def _vs_computer(
+    user: Any, *, kind: str, level: str, opponents: int, settings: dict[str, Any], seed: str
+) -> Game:
+    """``services.game_vs_computer``'s game (one transaction: a private game, ``opponents``
+    bots of ``level``, started), dealt from ``seed``: the deal is the one input the service
+    draws from ``secrets``.  ``test_vs_computer_seats_bots_and_starts`` covers the service."""
+    with transaction.atomic():
+        game = services.game_create(host=user, kind=kind, settings=settings, private=True)
+        for _ in range(opponents):
+            services.game_add_bot(game=game, host=user, level=level)
+        return services.game_start(game=game, user=user, seed=seed)
 
 
 def test_vs_computer_seats_bots_and_starts(users: list[Any], fake_clock: Any) -> None:
@@ -91,16 +114,16 @@ def test_only_the_host_adds_bots_in_the_lobby_up_to_the_seat_limit(users: list[A
 
 
 def test_bots_play_a_whole_game_through_the_service_layer(
-    users: list[Any], live_calls: Any, fake_clock: Any
+    users: list[Any], live_calls: Any, fake_clock: Any, same_play: None
 ) -> None:
     """A person and two bots; the person never moves: after two timeouts a bot sits in for
     them, and the three computers finish the game."""
-    game = services.game_vs_computer(
-        user=users[0], kind="crisp", level="medium", opponents=2,
-        settings={"target_score": 50, "draw_seconds": 30},
+    game = _vs_computer(
+        users[0], kind="crisp", level="medium", opponents=2,
+        settings={"target_score": 50, "draw_seconds": 30}, seed="botplay-whole",
     )  # fmt: skip
-    # The deal is random: most games end within 3,000 steps, but CI met one that did not
-    # (still playing, nothing wrong); the loop stops as soon as the game ends.
+    # A seeded deal and seeded bots (``same_play``): when the deal was random, CI met a game
+    # still playing after 3,000 steps (nothing wrong); the loop stops as soon as it ends.
     game = _run_bots(game, live_calls, fake_clock, limit=20_000)
     assert game.status == Game.Status.FINISHED, f"still {game.status} at v{game.version}"
     me = Seat.objects.get(game=game, number=0)
@@ -112,10 +135,12 @@ def test_bots_play_a_whole_game_through_the_service_layer(
     assert Event.objects.filter(game=game, type="game_over").count() == 1
 
 
-def test_im_back_takes_the_seat_back(users: list[Any], live_calls: Any, fake_clock: Any) -> None:
-    game = services.game_vs_computer(
-        user=users[0], kind="crisp", level="easy", opponents=1,
-        settings={"target_score": 150, "draw_seconds": 30},
+def test_im_back_takes_the_seat_back(
+    users: list[Any], live_calls: Any, fake_clock: Any, same_play: None
+) -> None:
+    game = _vs_computer(
+        users[0], kind="crisp", level="easy", opponents=1,
+        settings={"target_score": 150, "draw_seconds": 30}, seed="botplay-back",
     )  # fmt: skip
     for _ in range(400):
         fake_clock.advance(5000)
@@ -212,7 +237,7 @@ def test_a_game_without_computer_players_refuses_them(
 
 @pytest.mark.parametrize("kind", sorted(bots.GAMES))
 def test_every_game_plays_to_its_end_against_the_computer(
-    kind: str, users: list[Any], live_calls: Any, fake_clock: Any
+    kind: str, users: list[Any], live_calls: Any, fake_clock: Any, same_play: None
 ) -> None:
     """One person who never moves and the computer: the person's seat is sat in for after two
     timeouts, and the computers finish the game through the service layer."""
@@ -222,7 +247,11 @@ def test_every_game_plays_to_its_end_against_the_computer(
         if "draw_seconds" in engine.SETTINGS_SCHEMA["properties"]
         else ("move_seconds")
     )
-    game = services.game_vs_computer(user=users[0], kind=kind, level="easy", settings={timer: 30})
+    opponents = max(engine.MIN_SEATS - 1, min(3, engine.MAX_SEATS - 1))  # the service's default
+    game = _vs_computer(
+        users[0], kind=kind, level="easy", opponents=opponents, settings={timer: 30},
+        seed=f"botplay-end-{kind}",
+    )  # fmt: skip
     game = _run_bots(game, live_calls, fake_clock, limit=6000)
     assert game.status == Game.Status.FINISHED, (kind, game.version)
     assert Seat.objects.get(game=game, number=0).sitting_in

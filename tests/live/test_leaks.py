@@ -222,7 +222,7 @@ async def test_random_games_leak_nothing_in_any_frame(
             await comms[seat].send_json_to({"type": "act", "id": acts, "action": action})
             # Hold the frames until the ack: the tracker learns the new version first.
             while True:
-                frame = await comms[seat].receive_json_from(timeout=10)
+                frame = await comms[seat].receive_json_from()  # WAIT: a hang guard
                 pending.append((seat, frame))
                 if frame["type"] in {"ack", "error"} and frame.get("id") == acts:
                     break

@@ -156,7 +156,7 @@ async def test_random_games_leak_nothing_in_any_frame(
             await comms[seat].send_json_to({"type": "act", "id": i, "action": action})
             held = []
             while True:  # hold the frames until the answer: the tracker learns the version first
-                frame = await comms[seat].receive_json_from(timeout=10)
+                frame = await comms[seat].receive_json_from()  # WAIT: a hang guard
                 held.append(frame)
                 if frame["type"] in {"ack", "error"} and frame.get("id") == i:
                     break

@@ -29,11 +29,18 @@ db = database_sync_to_async
 #: Frames that tell a socket who is at the table.
 PRESENCE_TYPES = ("presence", "spectators")
 
+#: Hang guards, not speed goals: a frame or a handshake waits up to ``WAIT`` s; a database call
+#: the test holds up is let go after ``HOLD`` s at the latest (the test releases it as soon as it
+#: has seen what it needs), longer than ``WAIT``, so a handshake answered only after that call
+#: still fails at its own wait, however busy the machine.
+WAIT = 30
+HOLD = 120
+
 
 async def until(comm: Any, kind: str, seen: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The next frame of type `kind`; the frames skipped on the way go to `seen`."""
     while True:
-        frame = await comm.receive_json_from(timeout=10)
+        frame = await comm.receive_json_from(timeout=WAIT)
         if frame["type"] == kind:
             return frame
         if seen is not None:
@@ -190,13 +197,13 @@ async def test_the_handshake_is_answered_before_the_database_is_read(
     real = consumers._seat_of
 
     def slow_seat_of(*args: Any) -> Any:
-        release.wait(10)  # the database threads are busy with everyone else's connect
+        release.wait(HOLD)  # the database threads are busy with everyone else's connect
         return real(*args)
 
     monkeypatch.setattr(consumers, "_seat_of", slow_seat_of)
     comm = communicator(game.pk, cookie=await db(session_cookie)(watchers[0]))
     try:
-        connected_, _ = await comm.connect(timeout=5)
+        connected_, _ = await comm.connect(timeout=WAIT)
         assert connected_
     finally:
         release.set()
@@ -215,6 +222,9 @@ async def test_a_crowd_connecting_does_its_database_work_a_few_at_a_time(
 
     _, watchers, game = table
     slots = getattr(consumers, "CONNECT_SLOTS", 2)
+    # The connects past the slots wait until the test lets the first ones go, however long the
+    # six handshakes take on a busy machine (the bound on that wait is the next test's).
+    monkeypatch.setattr(consumers, "CONNECT_WAIT_SECONDS", HOLD, raising=False)
     lock, inside, most = threading.Lock(), [0], [0]
     release = threading.Event()
     real = consumers._seat_of
@@ -223,7 +233,7 @@ async def test_a_crowd_connecting_does_its_database_work_a_few_at_a_time(
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
-        release.wait(10)
+        release.wait(HOLD)
         with lock:
             inside[0] -= 1
         return real(*args)
@@ -233,7 +243,7 @@ async def test_a_crowd_connecting_does_its_database_work_a_few_at_a_time(
     comms = [communicator(game.pk, cookie=c) for c in cookies]
     try:
         for comm in comms:
-            connected_, _ = await comm.connect(timeout=5)  # answered while the others wait
+            connected_, _ = await comm.connect(timeout=WAIT)  # answered while the others wait
             assert connected_
         while inside[0] < slots:
             await asyncio.sleep(0.01)
@@ -263,17 +273,17 @@ async def test_a_connect_that_waits_too_long_for_a_slot_is_told_to_try_again_lat
 
     def busy_seat_of(*args: Any) -> Any:
         entered.set()
-        release.wait(10)
+        release.wait(HOLD)
         return real(*args)
 
     monkeypatch.setattr(consumers, "_seat_of", busy_seat_of)
     first = communicator(game.pk, cookie=await db(session_cookie)(watchers[0]))
     late = communicator(game.pk, cookie=await db(session_cookie)(watchers[1]))
     try:
-        assert (await first.connect(timeout=5))[0]
-        await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
-        assert (await late.connect(timeout=5))[0]
-        output = await late.receive_output(timeout=5)
+        assert (await first.connect(timeout=WAIT))[0]
+        await asyncio.get_running_loop().run_in_executor(None, entered.wait, WAIT)
+        assert (await late.connect(timeout=WAIT))[0]
+        output = await late.receive_output(timeout=WAIT)
         assert (output["type"], output.get("code")) == ("websocket.close", 4503)
     finally:
         release.set()

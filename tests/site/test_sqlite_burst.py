@@ -42,8 +42,9 @@ def test_a_burst_of_sign_ups_on_sqlite_all_succeed(settings: Any) -> None:
     if connection.vendor != "sqlite":
         pytest.skip("the embedded default's database (SQLite's single write lock)")
     settings.PASSWORD_HASHERS = [f"{__name__}.BarrierHasher"]
-    # Long enough for any machine to bring 8 threads to it; never reached when the fix holds.
-    _state.update(barrier=threading.Barrier(BURST, timeout=15), in_transaction=[])
+    # A hang guard: long enough for any machine, however busy, to bring 8 threads to it;
+    # never reached when the fix holds (a hash under the write lock never fills it).
+    _state.update(barrier=threading.Barrier(BURST, timeout=120), in_transaction=[])
     start = threading.Barrier(BURST)
     statuses: list[int] = []
     names = [f"burst{uuid.uuid4().hex[:10]}" for _ in range(BURST)]
