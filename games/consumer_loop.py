@@ -41,6 +41,12 @@ What stays as in Channels (tests/live/test_consumer_loop.py holds each):
 * Without a channel layer there is one source, and it is read and dispatched inline in the
   consumer's task (no task at all).
 
+The send side: every frame a socket sends went through Channels' session middleware's `send`
+(`AuthMiddlewareStack` wraps it), which looks at the session (two lazy-object reads and an
+`is_empty()`) on every message and can act only on `http.response.start`; 3.4-3.9 us per
+frame here. `past_session_wrapper` hands the consumer the `send` under it when the wrapper
+cannot act on any WebSocket message, so a frame costs what it did minus that.
+
 Checked against Channels 4.3.2's `AsyncConsumer.__call__` and `await_many_dispatch`; async
 consumers only (a `SyncConsumer`'s `base_send` is wrapped in `async_to_sync`, not here).
 """
@@ -56,6 +62,7 @@ from typing import Any
 
 from channels.exceptions import StopConsumer
 from channels.layers import get_channel_layer
+from channels.sessions import InstanceSessionWrapper
 
 Message = dict[str, Any]
 Source = Callable[[], Awaitable[Message]]
@@ -108,12 +115,31 @@ async def dispatch_serially(
                 await reader
 
 
+#: The message types a WebSocket consumer sends (the ASGI WebSocket spec's, server side).
+WEBSOCKET_SEND_TYPES = frozenset({"websocket.accept", "websocket.send", "websocket.close"})
+
+
+def past_session_wrapper(send: Any) -> Any:
+    """`send`, or the `send` under Channels' session wrappers when they cannot act on a
+    WebSocket message (they save the session and set its cookie on the message types they
+    name, `http.response.start` in Channels 4.3; on any other they only pass it on)."""
+    wrapper = getattr(send, "__self__", None)
+    while isinstance(wrapper, InstanceSessionWrapper):
+        acts_on = {*wrapper.save_message_types, *wrapper.cookie_response_message_types}
+        if acts_on & WEBSOCKET_SEND_TYPES or send.__func__ is not InstanceSessionWrapper.send:
+            break  # it may act on these, or it is not Channels' `send`
+        send = wrapper.real_send
+        wrapper = getattr(send, "__self__", None)
+    return send
+
+
 class SerialDispatchMixin:
     """`AsyncConsumer.__call__` (Channels 4.3.2) with `dispatch_serially` for Channels' loop.
 
     Put it first among an async consumer's bases; everything else (`dispatch`, the handlers,
     `send`) is the consumer's own. The set-up is Channels' line for line: the channel layer
-    (optional), the socket's channel, `base_send`.
+    (optional), the socket's channel, `base_send` (past the session wrapper on a WebSocket,
+    `past_session_wrapper`).
     """
 
     channel_layer_alias: str
@@ -127,6 +153,6 @@ class SerialDispatchMixin:
             self.channel_name = await self.channel_layer.new_channel()
             self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
             sources.append(self.channel_receive)
-        self.base_send = send
+        self.base_send = past_session_wrapper(send) if scope.get("type") == "websocket" else send
         with contextlib.suppress(StopConsumer):  # exit cleanly, as Channels does
             await dispatch_serially(sources, self.dispatch)

@@ -275,3 +275,33 @@ async def test_the_game_socket_runs_on_our_loop_and_a_disconnect_leaves_nothing(
     await comm.disconnect()
     assert not _socket_tasks()
     assert discarded == added
+
+
+async def test_a_socket_sends_past_the_session_wrapper_only_when_it_cannot_act() -> None:
+    """`AuthMiddlewareStack`'s session wrapper acts only on `http.response.start`: a socket's
+    frames skip it. A wrapper that would act on a WebSocket message is kept."""
+    from channels.auth import AuthMiddlewareStack
+    from channels.sessions import InstanceSessionWrapper
+
+    from games.consumer_loop import past_session_wrapper
+
+    async def raw_send(message: dict[str, Any]) -> None:
+        return None
+
+    handed: list[Any] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        handed.append(send)
+
+    scope = {"type": "websocket", "path": "/ws/me/", "headers": []}
+    await AuthMiddlewareStack(inner)(scope, None, raw_send)
+    (send,) = handed
+    assert isinstance(send.__self__, InstanceSessionWrapper)  # the stack wraps it
+    assert past_session_wrapper(send) is raw_send
+    assert past_session_wrapper(raw_send) is raw_send
+
+    class Saving(InstanceSessionWrapper):
+        save_message_types = ["http.response.start", "websocket.accept"]
+
+    saving = Saving({"cookies": {}}, raw_send)
+    assert past_session_wrapper(saving.send) == saving.send
