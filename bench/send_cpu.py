@@ -35,6 +35,12 @@ groups of `--per-group` sockets (websockets clients here), changes published str
 Redis one at a time; the daphne's CPU per frame delivered, one daphne per layer and round
 (`--daphne-pairs`), channels-redis's reader against the candidate's (through a generated
 settings module naming `send_cpu.DecodeOnceChannelLayer`).
+
+`--dispatch` (session 16): Channels' receive loop (`await_many_dispatch`: a task and an
+`asyncio.wait` per message per socket) against ours (`games.consumer_loop`), per frame
+delivered to a socket: the loop alone (no Redis, no consumer), then in situ as above with the
+product's layer, the consumers run by either loop. With `--daphne`: the bare echo's daphne,
+its consumer as it is against the same class with `SerialDispatchMixin` first.
 """
 
 from __future__ import annotations
