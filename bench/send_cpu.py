@@ -35,12 +35,19 @@ groups of `--per-group` sockets (websockets clients here), changes published str
 Redis one at a time; the daphne's CPU per frame delivered, one daphne per layer and round
 (`--daphne-pairs`), channels-redis's reader against the candidate's (through a generated
 settings module naming `send_cpu.DecodeOnceChannelLayer`).
+
+`--dispatch` (session 16): Channels' receive loop (`await_many_dispatch`: a task and an
+`asyncio.wait` per message per socket) against ours (`games.consumer_loop`), per frame
+delivered to a socket: the loop alone (no Redis, no consumer), then in situ as above with the
+product's layer, the consumers run by either loop. With `--daphne`: the bare echo's daphne,
+its consumer as it is against the same class with `SerialDispatchMixin` first.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import queue
@@ -243,12 +250,18 @@ def _decode_once_layer() -> Any:
     return DecodeOnceChannelLayer
 
 
-def _receive_consumer() -> Any:
+def _receive_consumer(lean: bool = False) -> Any:
     """A Channels consumer that forwards every `echo.frame` as the bare echo does, and
-    dispatches without Channels' database hop, as the product's consumer does."""
+    dispatches without Channels' database hop, as the product's consumer does; `lean`: run by
+    our receive loop (`games.consumer_loop.SerialDispatchMixin`, as the product's consumers
+    are since session 16) instead of Channels' `await_many_dispatch`."""
     from channels.consumer import AsyncConsumer
 
-    class Socket(AsyncConsumer):
+    from games.consumer_loop import SerialDispatchMixin
+
+    bases = (SerialDispatchMixin, AsyncConsumer) if lean else (AsyncConsumer,)
+
+    class Socket(*bases):  # type: ignore[misc]
         def __init__(self, alias: str, groups: list[str], joined: Any, got: Any) -> None:
             self.channel_layer_alias = alias
             self.groups, self.joined, self.got = groups, joined, got
@@ -273,8 +286,11 @@ class _Receivers:
     `delivered` (a thread's event) is set whenever every socket has the latest change,
     `done` when a round's frames are all in."""
 
-    def __init__(self, alias: str, layer: Any, groups: list[str], per_group: int) -> None:
+    def __init__(
+        self, alias: str, layer: Any, groups: list[str], per_group: int, lean: bool = False
+    ) -> None:
         self.alias, self.layer, self.groups, self.per_group = alias, layer, groups, per_group
+        self.lean = lean
         self.per_change = len(groups) * per_group
         self.count = 0
         self.target = 0
@@ -297,7 +313,7 @@ class _Receivers:
         from channels.layers import channel_layers
 
         channel_layers.set(self.alias, self.layer)
-        socket = _receive_consumer()
+        socket = _receive_consumer(self.lean)
         joined = 0
         all_joined = asyncio.Event()
 
@@ -393,7 +409,6 @@ async def receive_side(args: argparse.Namespace) -> None:
 
     url = settings.REDIS_URL
     run = uuid.uuid4().hex[:8]
-    groups = [f"game.1.seat.{n}" for n in range(3)] + ["game.1.spectators"]
     message = {
         "type": "echo.frame",
         "version": 9,
@@ -419,46 +434,147 @@ async def receive_side(args: argparse.Namespace) -> None:
             + "   ".join(f"{way} {statistics.median(xs):5.1f}" for way, xs in path.items())
         )
     for per_group in args.per_group:
-        ways: dict[str, tuple[_Receivers, Any]] = {}
-        for way, cls in layers.items():
-            prefix = f"bench-receive-{run}-{way}-{per_group}"
-            layer = cls(hosts=[{"address": url}], prefix=prefix)
-            receivers = _Receivers(f"bench-{way}", layer, groups, per_group)
-            await receivers.start()
-            names = [f"{prefix}__group__{g}" for g in groups]
-            data = layer.serialize(message)
-            ways[way] = (receivers, _publisher(url, names, data, receivers.delivered))
-        per_frame: dict[str, list[float]] = {way: [] for way in ways}
-        frames = args.changes * len(groups) * per_group
-        for index in range(args.receive_rounds + 1):
-            # Each layer first in every other round: neither gains from going second.
-            for way in list(ways)[:: 1 if index % 2 else -1]:
-                receivers, (asks, _) = ways[way]
-                receivers.expect(frames)
-                start = time.thread_time()
-                asks.put(args.changes)
-                await receivers.done.wait()
-                cpu = time.thread_time() - start
-                if index:  # the first round warms up
-                    per_frame[way].append(cpu / frames * 1e6)
-        for receivers, (asks, thread) in ways.values():
-            asks.put(None)
-            thread.join(10)
-            await receivers.stop()
-        row = []
-        for way, xs in per_frame.items():
-            p90 = statistics.quantiles(xs, n=10)[-1] if len(xs) > 1 else xs[0]
-            row.append(f"{way} {statistics.median(xs):6.1f} / {p90:6.1f}")
-        # Each round of decode-once against the round of channels-redis's just before it.
-        paired = [
-            a - b
-            for a, b in zip(per_frame["channels-redis"], per_frame["decode-once"], strict=True)
-        ]
-        print(
-            f"  {per_group} per group: " + "   ".join(row) + f"   saved (median of pairs) "
-            f"{statistics.median(paired):.1f} us, decode-once lower in "
-            f"{sum(d > 0 for d in paired)} of {len(paired)} pairs"
-        )
+        ways = {way: (cls, False) for way, cls in layers.items()}
+        per_frame = await _in_situ(url, f"{run}-{per_group}", ways, per_group, message, args)
+        _print_pair(f"{per_group} per group", per_frame, "channels-redis", "decode-once")
+
+
+async def _in_situ(
+    url: str,
+    run: str,
+    spec: dict[str, tuple[Any, bool]],
+    per_group: int,
+    message: dict[str, Any],
+    args: argparse.Namespace,
+) -> dict[str, list[float]]:
+    """us of the loop thread's CPU per frame delivered, per round, for each way of `spec`
+    (its layer class and whether our receive loop runs the consumers), 4 groups of
+    `per_group` real consumers each, the ways' rounds alternating."""
+    groups = [f"game.1.seat.{n}" for n in range(3)] + ["game.1.spectators"]
+    ways: dict[str, tuple[_Receivers, Any]] = {}
+    for way, (cls, lean) in spec.items():
+        prefix = f"bench-receive-{run}-{way}"
+        layer = cls(hosts=[{"address": url}], prefix=prefix)
+        receivers = _Receivers(f"bench-{way}", layer, groups, per_group, lean)
+        await receivers.start()
+        names = [f"{prefix}__group__{g}" for g in groups]
+        data = layer.serialize(message)
+        ways[way] = (receivers, _publisher(url, names, data, receivers.delivered))
+    per_frame: dict[str, list[float]] = {way: [] for way in ways}
+    frames = args.changes * len(groups) * per_group
+    for index in range(args.receive_rounds + 1):
+        # Each way first in every other round: neither gains from going second.
+        for way in list(ways)[:: 1 if index % 2 else -1]:
+            receivers, (asks, _) = ways[way]
+            receivers.expect(frames)
+            start = time.thread_time()
+            asks.put(args.changes)
+            await receivers.done.wait()
+            cpu = time.thread_time() - start
+            if index:  # the first round warms up
+                per_frame[way].append(cpu / frames * 1e6)
+    for receivers, (asks, thread) in ways.values():
+        asks.put(None)
+        thread.join(10)
+        await receivers.stop()
+    return per_frame
+
+
+def _print_pair(label: str, per_frame: dict[str, list[float]], before: str, after: str) -> None:
+    """One line: each way's median / p90 over rounds, and what `after` saved against
+    `before` (median of each round's difference with the round just before or after it)."""
+    row = []
+    for way, xs in per_frame.items():
+        p90 = statistics.quantiles(xs, n=10)[-1] if len(xs) > 1 else xs[0]
+        row.append(f"{way} {statistics.median(xs):6.1f} / {p90:6.1f}")
+    paired = [a - b for a, b in zip(per_frame[before], per_frame[after], strict=True)]
+    saved = statistics.median(paired)
+    share = saved / statistics.median(per_frame[before]) * 100
+    print(
+        f"  {label}: " + "   ".join(row) + f"   saved (median of pairs) {saved:.1f} us "
+        f"({share:.0f} %), {after} lower in {sum(d > 0 for d in paired)} of {len(paired)} pairs"
+    )
+
+
+async def _loop_alone(lean: bool, sockets: int, frames: int) -> float:
+    """us of CPU per message dispatched by the receive loop alone: `sockets` consumers' loops
+    (Channels' `await_many_dispatch`, or ours), each over an idle client source and a queue
+    standing for its channel; one message put in every queue at a time, the next once every
+    handler has it (the shape of a group's frame). No Redis, no consumer class, no send."""
+    from channels.exceptions import StopConsumer
+    from channels.utils import await_many_dispatch
+
+    from games.consumer_loop import dispatch_serially
+
+    run = dispatch_serially if lean else await_many_dispatch
+    queues = [asyncio.Queue[dict[str, Any]]() for _ in range(sockets)]
+    got = 0
+    all_got = asyncio.Event()
+
+    async def dispatch(message: dict[str, Any]) -> None:
+        nonlocal got
+        if message["type"] == "stop":
+            raise StopConsumer()
+        got += 1
+        if got == sockets:
+            all_got.set()
+
+    async def idle() -> dict[str, Any]:
+        await asyncio.Future()
+        raise AssertionError
+
+    async def one(queue: asyncio.Queue[dict[str, Any]]) -> None:
+        with contextlib.suppress(StopConsumer):
+            await run([idle, queue.get], dispatch)
+
+    loops = [asyncio.ensure_future(one(q)) for q in queues]
+    message = {"type": "echo.frame", "text": "x"}
+    await asyncio.sleep(0)
+    start = time.thread_time()
+    for _ in range(frames):
+        got = 0
+        all_got.clear()
+        for q in queues:
+            q.put_nowait(message)
+        await all_got.wait()
+    cpu = time.thread_time() - start
+    for q in queues:
+        q.put_nowait({"type": "stop"})
+    await asyncio.gather(*loops)
+    return cpu / (frames * sockets) * 1e6
+
+
+async def dispatch_side(args: argparse.Namespace) -> None:
+    """Channels' receive loop against ours (`games.consumer_loop`), per delivered frame, for
+    each `--per-group`: the loop alone, then real consumers on the product's layer."""
+    from django.conf import settings
+
+    from games.layers import PubSubChannelLayer
+
+    url = settings.REDIS_URL
+    run = uuid.uuid4().hex[:8]
+    print(
+        "dispatch loop: us of the loop thread's CPU per frame delivered to a socket, "
+        "median / p90 over rounds, Channels' await_many_dispatch against ours "
+        "(games.consumer_loop), rounds alternating"
+    )
+    for per_group in args.per_group:
+        alone: dict[str, list[float]] = {"channels": [], "ours": []}
+        for index in range(2 * args.receive_rounds):
+            way = list(alone)[index % 2]
+            alone[way].append(await _loop_alone(way == "ours", 4 * per_group, 500))
+        _print_pair(f"{per_group} per group, the loop alone", alone, "channels", "ours")
+    message = {
+        "type": "echo.frame",
+        "version": 9,
+        "prev_version": 8,
+        "seats": {"11": 0, "12": 1, "13": 2},
+        "text": "x" * 2000,
+    }
+    for per_group in args.per_group:
+        spec = {"channels": (PubSubChannelLayer, False), "ours": (PubSubChannelLayer, True)}
+        per_frame = await _in_situ(url, f"{run}-{per_group}", spec, per_group, message, args)
+        _print_pair(f"{per_group} per group, in situ (4 groups)", per_frame, "channels", "ours")
 
 
 def __getattr__(name: str) -> Any:
@@ -469,7 +585,13 @@ def __getattr__(name: str) -> Any:
 
 
 async def _daphne_round(
-    url: str, per_group: int, changes: int, way: str, log: Any, settings_dir: str
+    url: str,
+    per_group: int,
+    changes: int,
+    way: str,
+    log: Any,
+    settings_dir: str,
+    app: str = "bench.echo_asgi:application",
 ) -> float:
     """One daphne serving the bare echo (`bench/echo_asgi.py`) through `way`'s layer, 4 seat
     groups of `per_group` sockets; ms of the daphne's CPU (user + system) per frame delivered
@@ -489,7 +611,7 @@ async def _daphne_round(
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "crisp_site.serve", "-b", "127.0.0.1", "-p", str(port)]
     proc = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed module
-        [*command, "bench.echo_asgi:application"], env=env, cwd=BASE_DIR, stdout=log, stderr=log
+        [*command, app], env=env, cwd=BASE_DIR, stdout=log, stderr=log
     )
     redis = aioredis.Redis.from_url(url)
     sockets: list[Any] = []
@@ -571,6 +693,43 @@ async def daphne_side(args: argparse.Namespace) -> None:
                 print(f"  {per_group} per group: {cells}")
 
 
+async def daphne_dispatch_side(args: argparse.Namespace) -> None:
+    """The bare echo's daphne per delivered frame, its consumer run by Channels' loop against
+    the same consumer run by ours (`SerialDispatchMixin` put first, in a generated module),
+    one daphne at a time, alternately; the product's layer for both."""
+    import tempfile
+
+    from django.conf import settings
+
+    with tempfile.TemporaryDirectory(prefix="bench-send-") as tmp:
+        Path(tmp, "bench_lean_echo.py").write_text(
+            "from channels.routing import ProtocolTypeRouter, URLRouter\n"
+            "from django.urls import path\n"
+            "from echo_asgi import EchoConsumer\n"
+            "from games.consumer_loop import SerialDispatchMixin\n"
+            "class LeanEcho(SerialDispatchMixin, EchoConsumer):\n"
+            "    pass\n"
+            "application = ProtocolTypeRouter({'websocket': URLRouter(\n"
+            "    [path('echo/<int:table>/<int:seat>/', LeanEcho.as_asgi())])})\n"
+        )
+        apps = {"channels": "bench.echo_asgi:application", "ours": "bench_lean_echo:application"}
+        print(
+            f"one daphne serving bench/echo_asgi.py, 4 seat groups x N sockets, "
+            f"{args.changes} changes of 4 frames (2 KB) per daphne; us of the daphne's CPU "
+            "per frame delivered, its consumer run by Channels' loop or ours"
+        )
+        with open(Path(tmp, "daphne.log"), "w") as log:
+            for per_group in args.per_group:
+                got: dict[str, list[float]] = {way: [] for way in apps}
+                for index in range(args.daphne_pairs):
+                    for way in list(got)[:: 1 if index % 2 == 0 else -1]:
+                        ms = await _daphne_round(
+                            settings.REDIS_URL, per_group, args.changes, way, log, tmp, apps[way]
+                        )
+                        got[way].append(ms * 1000)
+                _print_pair(f"{per_group} per group, daphne", got, "channels", "ours")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=1000)
@@ -583,13 +742,20 @@ def main() -> None:
     parser.add_argument("--receive-rounds", type=int, default=20)
     parser.add_argument("--daphne", action="store_true", help="the receive side in a daphne")
     parser.add_argument("--daphne-pairs", type=int, default=3)
+    parser.add_argument(
+        "--dispatch", action="store_true", help="Channels' receive loop against ours"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
     import django
 
     django.setup()
     print(f"load average {os.getloadavg()[0]:.1f}")
-    if args.daphne:
+    if args.dispatch and args.daphne:
+        asyncio.run(daphne_dispatch_side(args))
+    elif args.dispatch:
+        asyncio.run(dispatch_side(args))
+    elif args.daphne:
         asyncio.run(daphne_side(args))
     elif args.receive:
         asyncio.run(receive_side(args))

@@ -38,6 +38,7 @@ from django.contrib.auth.models import AnonymousUser
 from crisp_site import parsers
 from crisp_site.db import parallel_database_sync_to_async as database_sync_to_async
 from games import broadcast, clock, presence
+from games.consumer_loop import SerialDispatchMixin
 
 logger = logging.getLogger(__name__)
 
@@ -219,8 +220,11 @@ def _act(game_id: int, user: Any, content: dict[str, Any]) -> tuple[int | None, 
     }
 
 
-class GameConsumer(AsyncJsonWebsocketConsumer):
-    """One socket watching (and possibly playing) one game."""
+class GameConsumer(SerialDispatchMixin, AsyncJsonWebsocketConsumer):
+    """One socket watching (and possibly playing) one game.
+
+    Run by `games.consumer_loop` (Channels' semantics without a task per message: a broadcast
+    frame reaches every socket of its group, bench/RESULTS.md Session 16)."""
 
     game_id: int
     user: Any

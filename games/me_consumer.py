@@ -19,6 +19,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from crisp_site.db import parallel_database_sync_to_async as database_sync_to_async
 from games import broadcast, turns
+from games.consumer_loop import SerialDispatchMixin
 from games.consumers import CLOSE_UNAUTHENTICATED, _header_token, _query, _user_for_token
 
 
@@ -27,8 +28,9 @@ def _turns(user: Any) -> dict[str, Any]:
     return {"type": "turns", "count": len(items), "etag": turns.etag(items)}
 
 
-class MeConsumer(AsyncJsonWebsocketConsumer):
-    """One socket of one signed-in person: their "your move" count, live."""
+class MeConsumer(SerialDispatchMixin, AsyncJsonWebsocketConsumer):
+    """One socket of one signed-in person: their "your move" count, live (run by
+    `games.consumer_loop`, as the game socket)."""
 
     group: str | None = None
     last: str | None = None
