@@ -47,6 +47,12 @@ class _Compiled:
     for_update: bool
     #: ``annotate()``'s columns: attribute name -> position in the row (as ``ModelIterable``).
     annotations: tuple[tuple[str, int], ...]
+    #: The row converters (the JSON columns' decoders, the datetimes', by position), worked
+    #: out once: Django's ``results_iter`` looks them up again on every call, a third of what a
+    #: warm read of a game row with its host still cost (bench/rest_cpu.py, session 16).
+    converters: dict[int, Any]
+    #: A composite key among the columns: rows go through ``results_iter`` as before.
+    composite: bool
 
 
 class Prepared:
@@ -76,6 +82,7 @@ class Prepared:
                 if any(params.count(k) != 1 for k in stand_ins):  # pragma: no cover - misuse
                     raise ValueError("a prepared read takes each key exactly once")
                 klass_info = compiler.klass_info
+                fields = [s[0] for s in compiler.select[: compiler.col_count]]
                 start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
                 found = _Compiled(
                     sql=sql,
@@ -89,6 +96,8 @@ class Prepared:
                     populators=get_related_populators(klass_info, compiler.select, alias),
                     for_update=queryset.query.select_for_update,
                     annotations=tuple(compiler.annotation_col_map.items()),
+                    converters=compiler.get_converters(fields),
+                    composite=compiler.has_composite_fields(fields),
                 )
                 self._compiled[alias] = found
         return found
@@ -136,8 +145,15 @@ class Prepared:
     def _instances(compiled: _Compiled, rows: list[Any], using: str) -> list[Any]:
         if not rows:
             return []
+        compiler = compiled.compiler
+        if compiled.composite:  # pragma: no cover - no such key in this project
+            converted = compiler.results_iter(results=[rows])
+        elif compiled.converters:
+            converted = compiler.apply_converters(rows, compiled.converters)
+        else:
+            converted = rows
         out = []
-        for row in compiled.compiler.results_iter(results=[rows]):
+        for row in converted:
             obj = compiled.model.from_db(
                 using, compiled.init_list, row[compiled.start : compiled.end]
             )
