@@ -10,7 +10,12 @@ renderer). Each read is made alternately the old way (``before``: ``selectors.ga
 and the events' queryset, the ORM building their SQL on every request) and the current way
 (``after``: the same reads compiled once, ``games.api.views``), ``--calls`` times each; and a
 bare DRF ``APIView`` on the same stack (same authentication and default throttle, answers
-``{}``), so what the game's own work costs above the stack is seen. CPU of this thread per
+``{}``), so what the game's own work costs above the stack is seen. Session 16: ``before`` also
+looks the API token up with the ORM's query built per request (``after``: compiled once,
+``accounts.selectors.token_for_key``), which the bare view's row measures alone; and the
+detail's seats the same way (``selectors.game_detail``); ``--old token,seats`` takes back
+only those two, so ``before`` is session 15's tree; the seat's games list is measured beside
+them (one game in it: its query and prefetches, the token's lookup). CPU of this thread per
 request (``time.thread_time``), median and p90; alternating in one process is the A/B least
 moved by a loaded machine (bench/RESULTS.md, session 8).
 """
@@ -52,12 +57,22 @@ def _urls() -> str:
     return module.__name__
 
 
-def _old_way() -> Callable[[bool], None]:
-    """A switch between the old reads (True) and the current ones (False)."""
+#: The levers ``before`` takes back (``--old``): the game's and the events' reads (session 15's
+#: branch), the API token's lookup and the detail's seats (session 16's).
+LEVERS = ("game", "events", "token", "seats")
+
+
+def _old_way(levers: tuple[str, ...] = LEVERS) -> Callable[[bool], None]:
+    """A switch between the old reads (True) and the current ones (False), for ``levers``."""
+    from accounts import authentication
+    from accounts.keys import key_hash, key_is_well_formed
+    from accounts.models import ApiToken
     from games import selectors
     from games.api import views
 
     current_game, current_events = views._game, views._events
+    current_token = authentication.token_for_key
+    current_seats = selectors._detail_seats
 
     def old_game(request: Any, game_id: int, state: bool = True) -> Any:
         return selectors.game_for_user(
@@ -67,9 +82,24 @@ def _old_way() -> Callable[[bool], None]:
     def old_events(game: Any, since: int, limit: int) -> list[Any]:
         return list(selectors.events_query(game_id=game.pk, seq=since, limit=limit))
 
+    def old_token(*, key: str) -> Any:
+        """``token_for_key`` as it was: the ORM builds the query per request."""
+        if not key_is_well_formed(key):
+            return None
+        return ApiToken.objects.select_related("user").filter(key_hash=key_hash(key)).first()
+
+    def old_seats(game: Any) -> list[Any]:
+        return list(game.seats.select_related("user").order_by("number"))
+
     def switch(old: bool) -> None:
-        views._game = old_game if old else current_game  # type: ignore[assignment]
-        views._events = old_events if old else current_events  # type: ignore[assignment]
+        if "seats" in levers:
+            selectors._detail_seats = old_seats if old else current_seats  # type: ignore[assignment]
+        if "token" in levers:
+            authentication.token_for_key = old_token if old else current_token  # type: ignore[assignment]
+        if "game" in levers:
+            views._game = old_game if old else current_game  # type: ignore[assignment]
+        if "events" in levers:
+            views._events = old_events if old else current_events  # type: ignore[assignment]
 
     return switch
 
@@ -81,7 +111,14 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="READ", help="instead: cProfile the current way of one read (its name)"
     )
+    parser.add_argument(
+        "--old",
+        default=",".join(LEVERS),
+        help=f"the levers 'before' takes back, of {','.join(LEVERS)} (default: all)",
+    )
     args = parser.parse_args()
+    if not set(args.old.split(",")) <= set(LEVERS):
+        parser.error(f"--old takes some of {','.join(LEVERS)}")
     os.environ.update(
         DJANGO_SETTINGS_MODULE="crisp_site.settings",
         DATABASE_URL=args.database_url,
@@ -117,14 +154,15 @@ def main() -> None:
     anonymous = Client()
     base = f"/api/v1/games/{game_id}/"
     reads: list[tuple[str, Client, str, bool]] = [
-        ("bare DRF view", seat, "/bench/bare/", False),
+        ("bare DRF view", seat, "/bench/bare/", True),
         ("state (seat)", seat, base + "state/", True),
         ("actions (seat)", seat, base + "actions/", True),
         ("events (seat)", seat, base + "events/?since=0", True),
         ("detail (seat)", seat, base, True),
         ("state (anonymous)", anonymous, base + "state/", True),
+        ("list mine (seat)", seat, "/api/v1/games/?scope=mine", True),
     ]
-    switch = _old_way()
+    switch = _old_way(tuple(args.old.split(",")))
     if args.profile:
         _profile(next(r for r in reads if r[0] == args.profile), args.calls)
         return

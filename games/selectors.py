@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
+from crisp_site.prepared import Prepared
 from games import clock
 from games.engines import KINDS, engine_for
 from games.engines.base import NOTHING, awaiting
@@ -179,7 +180,7 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
         # ``game_list`` prefetched ``seats__user``: use it (a query per game otherwise).
         seats = sorted(game.seats.all(), key=lambda s: s.number)
     else:
-        seats = list(game.seats.select_related("user").order_by("number"))
+        seats = _detail_seats(game)
     seated = any(s.user_id == getattr(user, "pk", None) for s in seats)
     engine = engine_for(game.kind)
     out: dict[str, Any] = {
@@ -218,6 +219,19 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
         "you": next((s.number for s in seats if s.user_id == getattr(user, "pk", None)), None),
     }
     return out
+
+
+#: ``game_detail``'s seats (their users joined, in seat order) compiled to SQL once per process
+#: (``crisp_site.prepared``): Django building it was about a third of a detail read's own work
+#: (bench/rest_cpu.py, bench/RESULTS.md "REST reads", session 16).
+_DETAIL_SEATS = Prepared(
+    lambda pk: Seat.objects.select_related("user").filter(game_id=pk).order_by("number")
+)
+
+
+def _detail_seats(game: Game) -> list[Seat]:
+    """``game.seats.select_related("user").order_by("number")``, compiled once."""
+    return _DETAIL_SEATS.fetch(game.pk)
 
 
 def _name(user: Any) -> str:
