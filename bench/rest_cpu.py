@@ -14,8 +14,8 @@ bare DRF ``APIView`` on the same stack (same authentication and default throttle
 looks the API token up with the ORM's query built per request (``after``: compiled once,
 ``accounts.selectors.token_for_key``), which the bare view's row measures alone; and the
 detail's seats the same way (``selectors.game_detail``); ``--old token,seats`` takes back
-only those two, so ``before`` is session 15's tree; the seat's games list is measured beside
-them (one game in it: its query and prefetches, the token's lookup). CPU of this thread per
+only those two, so ``before`` is session 15's tree; and the games list's seats with their users
+in one prefetch (``list``; one game in the seat's list). CPU of this thread per
 request (``time.thread_time``), median and p90; alternating in one process is the A/B least
 moved by a loaded machine (bench/RESULTS.md, session 8).
 """
@@ -59,7 +59,7 @@ def _urls() -> str:
 
 #: The levers ``before`` takes back (``--old``): the game's and the events' reads (session 15's
 #: branch), the API token's lookup and the detail's seats (session 16's).
-LEVERS = ("game", "events", "token", "seats")
+LEVERS = ("game", "events", "token", "seats", "list")
 
 
 def _old_way(levers: tuple[str, ...] = LEVERS) -> Callable[[bool], None]:
@@ -73,6 +73,7 @@ def _old_way(levers: tuple[str, ...] = LEVERS) -> Callable[[bool], None]:
     current_game, current_events = views._game, views._events
     current_token = authentication.token_for_key
     current_seats = selectors._detail_seats
+    current_list = selectors.game_list
 
     def old_game(request: Any, game_id: int, state: bool = True) -> Any:
         return selectors.game_for_user(
@@ -91,7 +92,17 @@ def _old_way(levers: tuple[str, ...] = LEVERS) -> Callable[[bool], None]:
     def old_seats(game: Any) -> list[Any]:
         return list(game.seats.select_related("user").order_by("number"))
 
+    def old_list(*, user: Any, scope: str = "open", kind: str | None = None) -> Any:
+        """``game_list``'s seats as they were prefetched: the seats, then their users."""
+        return (
+            current_list(user=user, scope=scope, kind=kind)
+            .prefetch_related(None)
+            .prefetch_related("seats__user")
+        )
+
     def switch(old: bool) -> None:
+        if "list" in levers:
+            selectors.game_list = old_list if old else current_list  # type: ignore[assignment]
         if "seats" in levers:
             selectors._detail_seats = old_seats if old else current_seats  # type: ignore[assignment]
         if "token" in levers:

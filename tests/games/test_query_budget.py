@@ -254,6 +254,24 @@ def test_a_token_request_compiles_no_sql_once_warm(
     assert compiled == [], compiled
 
 
+#: The games list's statements, however many games (issue 25, session 16): the games (their
+#: hosts joined) and their seats with their users in one prefetch, where the users were a third.
+BUDGET_LIST = 2
+
+
+def test_a_games_list_costs_its_budget_however_many_games(
+    start_game: Any, users: list[Any], fake_clock: Any, api: Any
+) -> None:
+    for i in range(3):
+        start_game([users[0], users[1 + i]], seed=f"list-{i}")
+    client = api(users[0])
+    with CaptureQueriesContext(connection) as listed:
+        r = client.get("/api/v1/games/", {"scope": "mine"})
+    assert r.status_code == 200 and len(r.json()) == 3
+    assert all(len(g["seats"]) == 2 and g["seats"][0]["name"] for g in r.json())
+    assert len(listed) <= BUDGET_LIST, _sql(listed)
+
+
 #: A REST action: the request's game read (its seat in it), the action's own (as over the
 #: socket: ``BUDGET_DRAW``), and the game read again for the answer -- the same compiled read,
 #: where it was a refresh and a seat query (issue 25, bench/rest_cpu.py): one fewer.
