@@ -150,7 +150,10 @@ def main() -> None:
         commit._write_turns(turns)
 
     def one_write(call: Any, rows: list[Any], turns: dict[int, Any]) -> None:
-        commit._WRITE_CHANGE.write(game, call, rows, turns)
+        # The seats' rows carry their missed count too since it rides in the one write
+        # (None: left as it is), as ``commit._seat_writes`` makes them.
+        seats = {pk: (*turn, None) for pk, turn in turns.items()}
+        commit._WRITE_CHANGE.write(game, call, rows, seats)
 
     if args.converters:
         _converters(game_id, number, args.calls)
