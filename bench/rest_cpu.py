@@ -164,14 +164,14 @@ def main() -> None:
     seat = Client(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
     anonymous = Client()
     base = f"/api/v1/games/{game_id}/"
-    reads: list[tuple[str, Client, str, bool]] = [
-        ("bare DRF view", seat, "/bench/bare/", True),
-        ("state (seat)", seat, base + "state/", True),
-        ("actions (seat)", seat, base + "actions/", True),
-        ("events (seat)", seat, base + "events/?since=0", True),
-        ("detail (seat)", seat, base, True),
-        ("state (anonymous)", anonymous, base + "state/", True),
-        ("list mine (seat)", seat, "/api/v1/games/?scope=mine", True),
+    reads: list[tuple[str, Client, str]] = [
+        ("bare DRF view", seat, "/bench/bare/"),
+        ("state (seat)", seat, base + "state/"),
+        ("actions (seat)", seat, base + "actions/"),
+        ("events (seat)", seat, base + "events/?since=0"),
+        ("detail (seat)", seat, base),
+        ("state (anonymous)", anonymous, base + "state/"),
+        ("list mine (seat)", seat, "/api/v1/games/?scope=mine"),
     ]
     switch = _old_way(tuple(args.old.split(",")))
     if args.profile:
@@ -179,7 +179,7 @@ def main() -> None:
         return
     print(f"{args.calls} requests of each, alternating, CPU of this thread per request (ms)")
     print(f"  {'':<20}{'before p50':>11}{'p90':>8}{'after p50':>11}{'p90':>8}{'saved':>8}")
-    for name, client, url, game_read in reads:
+    for name, client, url in reads:
         times: dict[bool, list[float]] = {True: [], False: []}
         for i in range(args.calls + 50):  # the first 50 of each warm both
             for old in (True, False):
@@ -191,8 +191,6 @@ def main() -> None:
                 if i >= 50:
                     times[old].append(spent)
         b, a = sorted(times[True]), sorted(times[False])
-        if not game_read:  # the same view both ways: one figure
-            b = a = sorted(b + a)
         p90 = int(0.9 * (len(b) - 1))
         print(
             f"  {name:<20}{statistics.median(b):11.3f}{b[p90]:8.3f}"
@@ -202,12 +200,12 @@ def main() -> None:
     switch(False)
 
 
-def _profile(read: tuple[str, Any, str, bool], calls: int) -> None:
+def _profile(read: tuple[str, Any, str], calls: int) -> None:
     """Where one read's CPU goes (the current way), by cumulative time."""
     import cProfile
     import pstats
 
-    _, client, url, _ = read
+    _, client, url = read
     for _ in range(50):
         client.get(url, secure=True)
     profiler = cProfile.Profile()
