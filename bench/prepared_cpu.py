@@ -14,6 +14,10 @@ message (`commit._lock_with_seats`) against one after the other, and the change'
 the `EngineCall` row, three `Event` rows, the row's update and two seats' turns -- as the ORM
 wrote them (`create`, `bulk_create`, the prepared update, the `CASE` update) against
 `commit._WRITE_CHANGE` (one statement on PostgreSQL). The rows are made before each timed call.
+
+`--converters` (session 16): instead, the action path's compiled reads with their row converters
+looked up on every call (`before`: Django's `results_iter`, as `Prepared` did until then)
+against worked out once per compiled read (`after`: `Prepared` now), alternating call by call.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument(
+        "--converters", action="store_true", help="instead: converters per call against once"
+    )
     args = parser.parse_args()
     os.environ.update(
         DJANGO_SETTINGS_MODULE="crisp_site.settings",
@@ -143,8 +150,14 @@ def main() -> None:
         commit._write_turns(turns)
 
     def one_write(call: Any, rows: list[Any], turns: dict[int, Any]) -> None:
-        commit._WRITE_CHANGE.write(game, call, rows, turns)
+        # The seats' rows carry their missed count too since it rides in the one write
+        # (None: left as it is), as ``commit._seat_writes`` makes them.
+        seats = {pk: (*turn, None) for pk, turn in turns.items()}
+        commit._WRITE_CHANGE.write(game, call, rows, seats)
 
+    if args.converters:
+        _converters(game_id, number, args.calls)
+        return
     print(f"{args.calls} calls of each, alternating, CPU of this thread per call (ms)")
     print(f"  {'':<18}{'before p50':>11}{'p90':>8}{'after p50':>11}{'p90':>8}{'saved':>8}")
     total = 0.0
@@ -184,6 +197,61 @@ def main() -> None:
         )
         transaction.set_rollback(True)
     print(f"  saved by the reads and the row update above (medians): {total:.3f} ms")
+
+
+def _converters(game_id: int, number: int, calls: int) -> None:
+    """The action path's reads, converters looked up per call (before) and once (after)."""
+    from django.db import transaction
+
+    from games.services import commit
+    from games.services.prepared import Prepared
+
+    current = Prepared._instances
+
+    def per_call(compiled: Any, rows: list[Any], using: str) -> list[Any]:
+        """``Prepared._instances`` as it was: ``results_iter`` works the converters out."""
+        out = []
+        for row in compiled.compiler.results_iter(results=[rows]):
+            obj = compiled.model.from_db(
+                using, compiled.init_list, row[compiled.start : compiled.end]
+            )
+            for populator in compiled.populators:
+                populator.populate(row, obj)
+            for name, at in compiled.annotations:
+                setattr(obj, name, row[at])
+            out.append(obj)
+        return out if rows else []
+
+    reads: list[tuple[str, Callable[[], Any]]] = [
+        ("lock + seats", lambda: commit._lock_with_seats(game_id)),
+        ("timer lock + seats", lambda: commit._lock_playing_with_seats(game_id)),
+        ("round's id", lambda: commit._ROUND.fetch(game_id, number)),
+    ]
+    print(f"{calls} calls of each, alternating, CPU of this thread per call (ms)")
+    print(f"  {'':<20}{'per call p50':>13}{'p90':>8}{'once p50':>10}{'p90':>8}{'saved':>8}")
+    total = 0.0
+    with transaction.atomic():
+        for name, fn in reads:
+            times: dict[bool, list[float]] = {True: [], False: []}
+            for i in range(calls + 50):  # the first 50 of each warm both
+                for old in (True, False):
+                    Prepared._instances = staticmethod(per_call if old else current)  # type: ignore[method-assign]
+                    t0 = time.thread_time()
+                    fn()
+                    spent = (time.thread_time() - t0) * 1000
+                    if i >= 50:
+                        times[old].append(spent)
+            Prepared._instances = staticmethod(current)  # type: ignore[method-assign]
+            b, a = sorted(times[True]), sorted(times[False])
+            p90 = int(0.9 * (len(b) - 1))
+            saved = statistics.median(b) - statistics.median(a)
+            total += saved if name != "timer lock + seats" else 0.0
+            print(
+                f"  {name:<20}{statistics.median(b):13.3f}{b[p90]:8.3f}"
+                f"{statistics.median(a):10.3f}{a[p90]:8.3f}{saved:8.3f}"
+            )
+        transaction.set_rollback(True)
+    print(f"  saved per action (its lock + seats and round's id, medians): {total:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,12 @@ renderer). Each read is made alternately the old way (``before``: ``selectors.ga
 and the events' queryset, the ORM building their SQL on every request) and the current way
 (``after``: the same reads compiled once, ``games.api.views``), ``--calls`` times each; and a
 bare DRF ``APIView`` on the same stack (same authentication and default throttle, answers
-``{}``), so what the game's own work costs above the stack is seen. CPU of this thread per
+``{}``), so what the game's own work costs above the stack is seen. Session 16: ``before`` also
+looks the API token up with the ORM's query built per request (``after``: compiled once,
+``accounts.selectors.token_for_key``), which the bare view's row measures alone; and the
+detail's seats the same way (``selectors.game_detail``); ``--old token,seats`` takes back
+only those two, so ``before`` is session 15's tree; and the games list's seats with their users
+in one prefetch (``list``; one game in the seat's list). CPU of this thread per
 request (``time.thread_time``), median and p90; alternating in one process is the A/B least
 moved by a loaded machine (bench/RESULTS.md, session 8).
 """
@@ -52,12 +57,23 @@ def _urls() -> str:
     return module.__name__
 
 
-def _old_way() -> Callable[[bool], None]:
-    """A switch between the old reads (True) and the current ones (False)."""
+#: The levers ``before`` takes back (``--old``): the game's and the events' reads (session 15's
+#: branch), the API token's lookup and the detail's seats (session 16's).
+LEVERS = ("game", "events", "token", "seats", "list")
+
+
+def _old_way(levers: tuple[str, ...] = LEVERS) -> Callable[[bool], None]:
+    """A switch between the old reads (True) and the current ones (False), for ``levers``."""
+    from accounts import authentication
+    from accounts.keys import key_hash, key_is_well_formed
+    from accounts.models import ApiToken
     from games import selectors
     from games.api import views
 
     current_game, current_events = views._game, views._events
+    current_token = authentication.token_for_key
+    current_seats = selectors._detail_seats
+    current_list = selectors.game_list
 
     def old_game(request: Any, game_id: int, state: bool = True) -> Any:
         return selectors.game_for_user(
@@ -67,9 +83,34 @@ def _old_way() -> Callable[[bool], None]:
     def old_events(game: Any, since: int, limit: int) -> list[Any]:
         return list(selectors.events_query(game_id=game.pk, seq=since, limit=limit))
 
+    def old_token(*, key: str) -> Any:
+        """``token_for_key`` as it was: the ORM builds the query per request."""
+        if not key_is_well_formed(key):
+            return None
+        return ApiToken.objects.select_related("user").filter(key_hash=key_hash(key)).first()
+
+    def old_seats(game: Any) -> list[Any]:
+        return list(game.seats.select_related("user").order_by("number"))
+
+    def old_list(*, user: Any, scope: str = "open", kind: str | None = None) -> Any:
+        """``game_list``'s seats as they were prefetched: the seats, then their users."""
+        return (
+            current_list(user=user, scope=scope, kind=kind)
+            .prefetch_related(None)
+            .prefetch_related("seats__user")
+        )
+
     def switch(old: bool) -> None:
-        views._game = old_game if old else current_game  # type: ignore[assignment]
-        views._events = old_events if old else current_events  # type: ignore[assignment]
+        if "list" in levers:
+            selectors.game_list = old_list if old else current_list  # type: ignore[assignment]
+        if "seats" in levers:
+            selectors._detail_seats = old_seats if old else current_seats  # type: ignore[assignment]
+        if "token" in levers:
+            authentication.token_for_key = old_token if old else current_token  # type: ignore[assignment]
+        if "game" in levers:
+            views._game = old_game if old else current_game  # type: ignore[assignment]
+        if "events" in levers:
+            views._events = old_events if old else current_events  # type: ignore[assignment]
 
     return switch
 
@@ -81,7 +122,14 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="READ", help="instead: cProfile the current way of one read (its name)"
     )
+    parser.add_argument(
+        "--old",
+        default=",".join(LEVERS),
+        help=f"the levers 'before' takes back, of {','.join(LEVERS)} (default: all)",
+    )
     args = parser.parse_args()
+    if not set(args.old.split(",")) <= set(LEVERS):
+        parser.error(f"--old takes some of {','.join(LEVERS)}")
     os.environ.update(
         DJANGO_SETTINGS_MODULE="crisp_site.settings",
         DATABASE_URL=args.database_url,
@@ -116,21 +164,22 @@ def main() -> None:
     seat = Client(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
     anonymous = Client()
     base = f"/api/v1/games/{game_id}/"
-    reads: list[tuple[str, Client, str, bool]] = [
-        ("bare DRF view", seat, "/bench/bare/", False),
-        ("state (seat)", seat, base + "state/", True),
-        ("actions (seat)", seat, base + "actions/", True),
-        ("events (seat)", seat, base + "events/?since=0", True),
-        ("detail (seat)", seat, base, True),
-        ("state (anonymous)", anonymous, base + "state/", True),
+    reads: list[tuple[str, Client, str]] = [
+        ("bare DRF view", seat, "/bench/bare/"),
+        ("state (seat)", seat, base + "state/"),
+        ("actions (seat)", seat, base + "actions/"),
+        ("events (seat)", seat, base + "events/?since=0"),
+        ("detail (seat)", seat, base),
+        ("state (anonymous)", anonymous, base + "state/"),
+        ("list mine (seat)", seat, "/api/v1/games/?scope=mine"),
     ]
-    switch = _old_way()
+    switch = _old_way(tuple(args.old.split(",")))
     if args.profile:
         _profile(next(r for r in reads if r[0] == args.profile), args.calls)
         return
     print(f"{args.calls} requests of each, alternating, CPU of this thread per request (ms)")
     print(f"  {'':<20}{'before p50':>11}{'p90':>8}{'after p50':>11}{'p90':>8}{'saved':>8}")
-    for name, client, url, game_read in reads:
+    for name, client, url in reads:
         times: dict[bool, list[float]] = {True: [], False: []}
         for i in range(args.calls + 50):  # the first 50 of each warm both
             for old in (True, False):
@@ -142,8 +191,6 @@ def main() -> None:
                 if i >= 50:
                     times[old].append(spent)
         b, a = sorted(times[True]), sorted(times[False])
-        if not game_read:  # the same view both ways: one figure
-            b = a = sorted(b + a)
         p90 = int(0.9 * (len(b) - 1))
         print(
             f"  {name:<20}{statistics.median(b):11.3f}{b[p90]:8.3f}"
@@ -153,12 +200,12 @@ def main() -> None:
     switch(False)
 
 
-def _profile(read: tuple[str, Any, str, bool], calls: int) -> None:
+def _profile(read: tuple[str, Any, str], calls: int) -> None:
     """Where one read's CPU goes (the current way), by cumulative time."""
     import cProfile
     import pstats
 
-    _, client, url, _ = read
+    _, client, url = read
     for _ in range(50):
         client.get(url, secure=True)
     profiler = cProfile.Profile()

@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
+from crisp_site.prepared import Prepared
 from games import clock
 from games.engines import KINDS, engine_for
 from games.engines.base import NOTHING, awaiting
@@ -152,8 +153,14 @@ def game_list(
 ) -> QuerySet[Game]:
     """``open``: public lobbies anyone may join -- a full one is left out, as nobody can take a
     seat there; ``mine``: every game the user sits at.  ``kind`` keeps only games of that kind.
-    (Lobbies nobody will start are closed by ``services.game_reap_lobbies``.)"""
-    qs = Game.objects.select_related("host").prefetch_related("seats__user")
+    (Lobbies nobody will start are closed by ``services.game_reap_lobbies``.)
+
+    The seats come with their users in ONE prefetch query (``select_related``), where
+    ``prefetch_related("seats__user")`` made two (the seats, then their users): a statement
+    and its SQL's building fewer per list (bench/rest_cpu.py, session 16)."""
+    qs = Game.objects.select_related("host").prefetch_related(
+        Prefetch("seats", queryset=Seat.objects.select_related("user"))
+    )
     if kind is not None:
         qs = qs.filter(kind=kind)
     if scope == "mine":
@@ -179,7 +186,7 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
         # ``game_list`` prefetched ``seats__user``: use it (a query per game otherwise).
         seats = sorted(game.seats.all(), key=lambda s: s.number)
     else:
-        seats = list(game.seats.select_related("user").order_by("number"))
+        seats = _detail_seats(game)
     seated = any(s.user_id == getattr(user, "pk", None) for s in seats)
     engine = engine_for(game.kind)
     out: dict[str, Any] = {
@@ -218,6 +225,19 @@ def game_detail(*, game: Game, user: AbstractBaseUser | None) -> dict[str, Any]:
         "you": next((s.number for s in seats if s.user_id == getattr(user, "pk", None)), None),
     }
     return out
+
+
+#: ``game_detail``'s seats (their users joined, in seat order) compiled to SQL once per process
+#: (``crisp_site.prepared``): Django building it was about a third of a detail read's own work
+#: (bench/rest_cpu.py, bench/RESULTS.md "REST reads", session 16).
+_DETAIL_SEATS = Prepared(
+    lambda pk: Seat.objects.select_related("user").filter(game_id=pk).order_by("number")
+)
+
+
+def _detail_seats(game: Game) -> list[Seat]:
+    """``game.seats.select_related("user").order_by("number")``, compiled once."""
+    return _DETAIL_SEATS.fetch(game.pk)
 
 
 def _name(user: Any) -> str:

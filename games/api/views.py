@@ -88,54 +88,17 @@ class WatchOrSignedIn(BasePermission):
 WATCH_THROTTLES = [throttles.InviteCodeThrottle, throttles.AnonReadThrottle]
 
 
-class _Read(Prepared):
-    """A ``Prepared`` read whose row converters (the JSON columns' decoders, the datetimes')
-    are worked out once too: Django's ``results_iter`` looks them up again for every call, a
-    third of what a prepared read of a game row with its host still cost (bench/rest_cpu.py).
-    """
-
-    def __init__(self, build: Any, keys: int = 1) -> None:
-        super().__init__(build, keys)
-        self._converters: dict[int, tuple[list[Any], dict[int, Any]]] = {}
-
-    def _instances(self, compiled: Any, rows: list[Any], using: str) -> list[Any]:  # type: ignore[override]
-        if not rows:
-            return []
-        compiler = compiled.compiler
-        known = self._converters.get(id(compiled))
-        if known is None:
-            fields = [s[0] for s in compiler.select[: compiler.col_count]]
-            if compiler.has_composite_fields(fields):  # pragma: no cover - no such key here
-                return Prepared._instances(compiled, rows, using)
-            known = self._converters.setdefault(
-                id(compiled), (fields, compiler.get_converters(fields))
-            )
-        converters = known[1]
-        converted = compiler.apply_converters(rows, converters) if converters else rows
-        out = []
-        for row in converted:
-            obj = compiled.model.from_db(
-                using, compiled.init_list, row[compiled.start : compiled.end]
-            )
-            for populator in compiled.populators:
-                populator.populate(row, obj)
-            for name, at in compiled.annotations:
-                setattr(obj, name, row[at])
-            out.append(obj)
-        return out
-
-
 #: ``selectors.game_query`` compiled to SQL once per process (``services.prepared``): Django
 #: building that SQL was most of a per-game REST request's CPU (bench/rest_cpu.py); now each
 #: request runs the same statement with its keys.  One for a signed-in viewer (its seat in the
 #: same query), one for an anonymous one; and each without the engine snapshot (``state``,
 #: the largest column, a JSON document to decode) for the reads that never look at it.
-_GAME_SEATED = _Read(lambda pk, user: selectors.game_query(game_id=pk, user_id=user), keys=2)
-_GAME = _Read(lambda pk: selectors.game_query(game_id=pk))
-_GAME_SEATED_NO_STATE = _Read(
+_GAME_SEATED = Prepared(lambda pk, user: selectors.game_query(game_id=pk, user_id=user), keys=2)
+_GAME = Prepared(lambda pk: selectors.game_query(game_id=pk))
+_GAME_SEATED_NO_STATE = Prepared(
     lambda pk, user: selectors.game_query(game_id=pk, user_id=user).defer("state"), keys=2
 )
-_GAME_NO_STATE = _Read(lambda pk: selectors.game_query(game_id=pk).defer("state"))
+_GAME_NO_STATE = Prepared(lambda pk: selectors.game_query(game_id=pk).defer("state"))
 
 
 def _game(request: Request, game_id: int, state: bool = True) -> Game:
@@ -154,7 +117,7 @@ def _game(request: Request, game_id: int, state: bool = True) -> Game:
 
 
 #: ``selectors.events_query`` compiled once per ``limit`` (1 to 500: the LIMIT is in the SQL).
-_EVENTS: dict[int, _Read] = {}
+_EVENTS: dict[int, Prepared] = {}
 
 
 def _events(game: Game, since: int, limit: int) -> list[Any]:
@@ -162,7 +125,7 @@ def _events(game: Game, since: int, limit: int) -> list[Any]:
     if read is None:
         read = _EVENTS.setdefault(
             limit,
-            _Read(lambda pk, seq: selectors.events_query(game_id=pk, seq=seq, limit=limit), 2),
+            Prepared(lambda pk, seq: selectors.events_query(game_id=pk, seq=seq, limit=limit), 2),
         )
     return read.fetch(game.pk, since)
 

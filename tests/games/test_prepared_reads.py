@@ -16,6 +16,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler, SQLUpdateCompiler
 from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 
 from games import consumers, services
 from games.errors import ServiceError
@@ -211,3 +212,68 @@ def test_the_lock_still_needs_a_transaction(
         return
     with pytest.raises(TransactionManagementError):
         commit._lock(game.pk)
+
+
+def test_the_token_read_gives_what_its_queryset_gave(users: list[Any]) -> None:
+    """``accounts.selectors.token_for_key`` is a string-keyed compiled read (session 16): the
+    token and its user as the queryset gave them, nothing for an unknown or malformed key, and
+    a string key that is not a ``str`` refused rather than compared as something else."""
+    from accounts import selectors as account_selectors
+    from accounts import services as account_services
+    from accounts.keys import key_hash
+    from accounts.models import ApiToken
+
+    token, key = account_services.token_create(user=users[0], name="bot")
+    account_services.token_create(user=users[1], name="another")
+    got = account_selectors.token_for_key(key=key)
+    want = ApiToken.objects.select_related("user").get(key_hash=key_hash(key))
+    assert got is not None and got.pk == token.pk
+    for field in ApiToken._meta.concrete_fields:
+        assert getattr(got, field.attname) == getattr(want, field.attname), field.name
+    with CaptureQueriesContext(connection) as joined:
+        assert got.user.username == want.user.username and got.user.is_active
+    assert len(joined) == 0  # the user came in the same query
+    assert account_selectors.token_for_key(key=key[:-1] + ("A" if key[-1] != "A" else "B")) is None
+    assert account_selectors.token_for_key(key="not-a-token") is None
+    with pytest.raises(TypeError):
+        account_selectors._TOKEN.fetch(None)
+
+
+def test_a_warm_token_read_sees_a_revoked_token_and_an_inactive_user(users: list[Any]) -> None:
+    """Compiled once, read afresh every request: revoking a token, or deactivating its user,
+    refuses its next request (401 with its code), as the queryset did."""
+    from rest_framework.test import APIClient
+
+    from accounts import services as account_services
+
+    token, key = account_services.token_create(user=users[0], name="bot")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/v1/games/?scope=mine").status_code == 200  # warm
+    users[0].is_active = False
+    users[0].save(update_fields=["is_active"])
+    refused = client.get("/api/v1/games/?scope=mine")
+    assert refused.status_code == 401 and "inactive" in refused.json()["detail"]
+    users[0].is_active = True
+    users[0].save(update_fields=["is_active"])
+    assert client.get("/api/v1/games/?scope=mine").status_code == 200
+    account_services.token_revoke(token=token)
+    refused = client.get("/api/v1/games/?scope=mine")
+    assert refused.status_code == 401
+    assert refused.json()["detail"] == "This token has been revoked."
+
+
+def test_the_detail_seats_read_gives_what_its_queryset_gave(
+    start_game: Any, users: list[Any], fake_clock: Any
+) -> None:
+    from games import selectors
+
+    game = start_game(users[:4], timers={"memorise_ms": 0, "start_delay_ms": 0})
+    got = selectors._detail_seats(game)
+    want = list(game.seats.select_related("user").order_by("number"))
+    assert [s.pk for s in got] == [s.pk for s in want] and len(got) == 4
+    for a, b in zip(got, want, strict=True):
+        for field in Seat._meta.concrete_fields:
+            assert getattr(a, field.attname) == getattr(b, field.attname), field.name
+        assert a.user.username == b.user.username
+    assert selectors._detail_seats(Game(pk=game.pk + 1000)) == []

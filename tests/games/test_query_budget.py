@@ -172,8 +172,9 @@ def test_a_remembered_seat_is_read_again_at_a_new_version(
 
 #: A per-game REST read's statements once warm (issue 25, bench/rest_cpu.py): the state and
 #: the legal actions are ONE query (the game with its host and the viewer's seat), the events
-#: two (the game, the events). Before the reads were compiled once they were the same count.
-BUDGET_REST_READ = {"state/": 1, "actions/": 1, "events/": 2}
+#: two (the game, the events), the detail two (the game, the seats with their users: compiled
+#: once too since session 16). Before the reads were compiled once they were the same count.
+BUDGET_REST_READ = {"state/": 1, "actions/": 1, "events/": 2, "": 2}
 
 
 @pytest.mark.parametrize("signed_in", [True, False])
@@ -187,8 +188,8 @@ def test_a_rest_read_compiles_no_sql_once_warm(
 ) -> None:
     """Django building the game's and the events' SQL was most of a REST read's CPU
     (bench/RESULTS.md, "REST reads"): ``games.api.views`` compiles them once per process.
-    Pinned here: a warm read of the state, the legal actions and the events builds no SQL at
-    all, and makes no more statements than its budget."""
+    Pinned here: a warm read of the state, the legal actions, the events and the detail builds
+    no SQL at all, and makes no more statements than its budget."""
     from django.db.models.sql.compiler import SQLCompiler
     from rest_framework.test import APIClient
 
@@ -214,6 +215,61 @@ def test_a_rest_read_compiles_no_sql_once_warm(
     assert compiled == [], compiled
     type(game).objects.filter(pk=game.pk).count()  # the counter counts
     assert len(compiled) == 1
+
+
+def test_a_token_request_compiles_no_sql_once_warm(
+    start_game: Any, users: list[Any], fake_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A third-party client's request (``Authorization: Token``): its token's lookup was the
+    largest part of the bare request stack, Django building it per request (bench/rest_cpu.py,
+    session 16); it is compiled once per process (``accounts.selectors.token_for_key``).
+    Pinned: warm, a token request builds no SQL, and costs its read's budget and ONE statement
+    more (the token with its user)."""
+    from django.db.models.sql.compiler import SQLCompiler
+    from rest_framework.test import APIClient
+
+    from accounts.services import token_create
+
+    game, mover = _four_seats(start_game, users, fake_clock)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=mover, name='bot')[1]}")
+    base = f"/api/v1/games/{game.pk}/"
+    for path in BUDGET_REST_READ:  # warm (the first also marks the token used: an UPDATE)
+        assert client.get(base + path).status_code == 200
+    compiled: list[str] = []
+    real = SQLCompiler.as_sql
+
+    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        compiled.append(out[0])
+        return out
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    for path, budget in BUDGET_REST_READ.items():
+        with CaptureQueriesContext(connection) as read:
+            r = client.get(base + path)
+        assert r.status_code == 200, r.content
+        assert r.json() and len(read) <= budget + 1, (path, _sql(read))
+        assert sum('"accounts_apitoken"' in sql for sql in _sql(read)) == 1, _sql(read)
+    assert compiled == [], compiled
+
+
+#: The games list's statements, however many games (issue 25, session 16): the games (their
+#: hosts joined) and their seats with their users in one prefetch, where the users were a third.
+BUDGET_LIST = 2
+
+
+def test_a_games_list_costs_its_budget_however_many_games(
+    start_game: Any, users: list[Any], fake_clock: Any, api: Any
+) -> None:
+    for i in range(3):
+        start_game([users[0], users[1 + i]], seed=f"list-{i}")
+    client = api(users[0])
+    with CaptureQueriesContext(connection) as listed:
+        r = client.get("/api/v1/games/", {"scope": "mine"})
+    assert r.status_code == 200 and len(r.json()) == 3
+    assert all(len(g["seats"]) == 2 and g["seats"][0]["name"] for g in r.json())
+    assert len(listed) <= BUDGET_LIST, _sql(listed)
 
 
 #: A REST action: the request's game read (its seat in it), the action's own (as over the

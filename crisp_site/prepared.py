@@ -1,0 +1,239 @@
+"""ORM reads compiled to SQL once per process instead of per call (the game's hot path, the
+REST reads, the API token's lookup).
+
+Why: most of what a locking read or the seats' read cost a daphne process was Django building
+the SQL (``names_to_path``, ``add_q``, ``as_sql``) for a statement that never changes but for
+its key -- ~0.4 ms for the row lock and ~0.7 ms for the seats against ~0.07 ms each through a
+cursor (bench/RESULTS.md, "Scale", sessions 4 and 8). A ``Prepared`` read is the same ORM
+query, compiled once per database alias with a stand-in key; each call runs that SQL with the
+real key and builds the instances with Django's own converters and ``select_related``
+populators, so what the service layer gets is what the queryset would have given (deferred
+columns included: they load on access, as with ``.only()``).
+
+Only for reads whose SQL depends on nothing but their keys: integers (the game's primary key, a
+round's number) or strings (an API token's key hash, compared for equality).
+
+Here, in the project's package, rather than in ``games.services.prepared`` (where it began, and
+which still offers it): ``accounts`` does not import ``games`` (imports flow one way), and the API
+token's lookup, a string-keyed read built per request, was the largest part of every token
+request's bare stack (bench/RESULTS.md, "REST reads", session 16).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections
+from django.db.models import Model, QuerySet
+from django.db.models.query import get_related_populators
+from django.db.transaction import TransactionManagementError
+
+#: The stand-in keys the SQL is compiled with (found again in its parameters, then replaced):
+#: within every integer column's range, or the ORM would compile "no rows" instead.
+_STAND_IN = 30_011
+#: A string key's stand-in (the i-th key's is this and i): a value no real key is.
+_STAND_IN_TEXT = "\x00prepared-stand-in-"
+#: The range of a 64-bit key column: the ORM turns a key outside it into "no row" (Django
+#: 5.0+); a cursor would raise an error from the database instead.
+_KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    params: tuple[Any, ...]
+    key_at: tuple[int, ...]
+    compiler: Any
+    model: type[Model]
+    init_list: list[str]
+    start: int
+    end: int
+    populators: list[Any]
+    for_update: bool
+    #: ``annotate()``'s columns: attribute name -> position in the row (as ``ModelIterable``).
+    annotations: tuple[tuple[str, int], ...]
+    #: The row converters (the JSON columns' decoders, the datetimes', by position), worked
+    #: out once: Django's ``results_iter`` looks them up again on every call, a third of what a
+    #: warm read of a game row with its host still cost (bench/rest_cpu.py, session 16).
+    converters: dict[int, Any]
+    #: A composite key among the columns: rows go through ``results_iter`` as before.
+    composite: bool
+
+
+class Prepared:
+    """One ORM read, compiled once per database alias and run again with other keys.
+
+    ``build(*keys)`` returns the queryset for ``keys``; it must put each key in the SQL exactly
+    once (``filter(pk=key)``, ``filter(game_id=game, number=number)``). ``keys``: how many
+    integer keys, or each key's type in order (``int`` or ``str``: ``(str,)`` for one string
+    compared with ``=``, ``filter(key_hash=key)``; no string lookup that rewrites its value,
+    such as ``contains`` or ``iexact``).
+    """
+
+    def __init__(
+        self, build: Callable[..., QuerySet[Any]], keys: int | tuple[type, ...] = 1
+    ) -> None:
+        kinds = (int,) * keys if isinstance(keys, int) else tuple(keys)
+        if any(k not in (int, str) for k in kinds):  # pragma: no cover - misuse
+            raise TypeError("a prepared read's keys are integers or strings")
+        self._build, self._keys, self._kinds = build, len(kinds), kinds
+        self._compiled: dict[str, _Compiled] = {}
+        self._lock = threading.Lock()
+
+    def _compile(self, alias: str) -> _Compiled:
+        found = self._compiled.get(alias)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._compiled.get(alias)
+            if found is None:
+                stand_ins = [
+                    _STAND_IN - i if kind is int else f"{_STAND_IN_TEXT}{i}"
+                    for i, kind in enumerate(self._kinds)
+                ]
+                queryset = self._build(*stand_ins)
+                compiler = queryset.query.get_compiler(using=alias)
+                sql, params = compiler.as_sql()
+                params = tuple(params)
+                if any(params.count(k) != 1 for k in stand_ins):  # pragma: no cover - misuse
+                    raise ValueError("a prepared read takes each key exactly once")
+                klass_info = compiler.klass_info
+                fields = [s[0] for s in compiler.select[: compiler.col_count]]
+                start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+                found = _Compiled(
+                    sql=sql,
+                    params=params,
+                    key_at=tuple(params.index(k) for k in stand_ins),
+                    compiler=compiler,
+                    model=klass_info["model"],
+                    init_list=[f[0].target.attname for f in compiler.select[start:end]],
+                    start=start,
+                    end=end,
+                    populators=get_related_populators(klass_info, compiler.select, alias),
+                    for_update=queryset.query.select_for_update,
+                    annotations=tuple(compiler.annotation_col_map.items()),
+                    converters=compiler.get_converters(fields),
+                    composite=compiler.has_composite_fields(fields),
+                )
+                self._compiled[alias] = found
+        return found
+
+    def fetch(self, *keys: Any, using: str = "default") -> list[Any]:
+        """The instances the queryset for ``keys`` would give, in its order.
+
+        Each integer key is checked as the ORM checks an integer column (``ValueError``/
+        ``TypeError`` for what is not an integer; no row for one out of a 64-bit column's range);
+        a string key must be a ``str`` (``TypeError``: the ORM would have compared ``str(key)``,
+        or ``IS NULL`` for None, another statement).
+        """
+        statement = self._statement(keys, using)
+        if statement is None:
+            return []
+        compiled, params = statement
+        with connections[using].cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            rows = cursor.fetchall()
+        return self._instances(compiled, rows, using)
+
+    def _statement(self, keys: tuple[Any, ...], using: str) -> tuple[_Compiled, list[Any]] | None:
+        """The SQL and parameters for ``keys``; None when no row can match (``fetch``)."""
+        if len(keys) != self._keys:
+            raise TypeError(f"this read takes {self._keys} keys")
+        checked = []
+        for key, kind in zip(keys, self._kinds, strict=True):
+            if kind is str:
+                if type(key) is not str:
+                    raise TypeError("this read's key is a string")
+            else:
+                key = key if type(key) is int else int(key)
+                if not _KEY_MIN <= key <= _KEY_MAX:
+                    return None
+            checked.append(key)
+        keys = tuple(checked)
+        compiled = self._compile(using)
+        connection = connections[using]
+        if (
+            compiled.for_update
+            and connection.features.has_select_for_update
+            and connection.get_autocommit()
+        ):
+            # What the queryset itself refuses (where the database has row locks): a lock
+            # that would end with its own statement.
+            raise TransactionManagementError(
+                "select_for_update cannot be used outside of a transaction."
+            )
+        params = list(compiled.params)
+        for at, key in zip(compiled.key_at, keys, strict=True):
+            params[at] = key
+        return compiled, params
+
+    @staticmethod
+    def _instances(compiled: _Compiled, rows: list[Any], using: str) -> list[Any]:
+        if not rows:
+            return []
+        compiler = compiled.compiler
+        if compiled.composite:  # pragma: no cover - no such key in this project
+            converted = compiler.results_iter(results=[rows])
+        elif compiled.converters:
+            converted = compiler.apply_converters(rows, compiled.converters)
+        else:
+            converted = rows
+        out = []
+        for row in converted:
+            obj = compiled.model.from_db(
+                using, compiled.init_list, row[compiled.start : compiled.end]
+            )
+            for populator in compiled.populators:
+                populator.populate(row, obj)
+            for name, at in compiled.annotations:
+                setattr(obj, name, row[at])
+            out.append(obj)
+        return out
+
+
+def fetch_together(
+    *reads: tuple[Prepared, tuple[Any, ...]], using: str = "default"
+) -> list[list[Any]]:
+    """Several prepared reads, in order, in ONE round trip where the driver allows it.
+
+    Why: each statement of an action is a round trip on a daphne process's one database
+    thread (bench/RESULTS.md, issue 25, session 14); the row lock and the seats' read need
+    nothing from each other but their order. On PostgreSQL through psycopg's client-side
+    binding cursor (Django's default) the statements go as one message and run one after the
+    other in the transaction, so the second still reads under the lock the first took (each
+    statement sees what was committed before it began, as two round trips would). Elsewhere
+    (SQLite, a server-side binding cursor) they run one by one. Each read gives what its
+    ``fetch`` gives, refusals included.
+    """
+    statements = [read._statement(keys, using) for read, keys in reads]
+    connection = connections[using]
+    together = connection.vendor == "postgresql" and all(s is not None for s in statements)
+    if together:
+        from psycopg import ClientCursor  # only on PostgreSQL, whose driver it is
+
+        with connection.cursor() as cursor:
+            together = isinstance(cursor.cursor, ClientCursor)
+            if together:
+                cursor.execute(
+                    "; ".join(s[0].sql for s in statements),  # type: ignore[index]
+                    [p for s in statements for p in s[1]],  # type: ignore[index]
+                )
+                results = []
+                for i, statement in enumerate(statements):
+                    if i:
+                        cursor.nextset()
+                    results.append(Prepared._instances(statement[0], cursor.fetchall(), using))  # type: ignore[index]
+                return results
+    out = []
+    for statement in statements:
+        if statement is None:
+            out.append([])
+            continue
+        compiled, params = statement
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            out.append(Prepared._instances(compiled, cursor.fetchall(), using))
+    return out
