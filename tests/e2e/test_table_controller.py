@@ -12,7 +12,10 @@
   measured in tests/e2e/test_table_layout.py.)
 - "I'm back" sent at a round change, after the page's own opening look already took the seat
   back: no reload, no false error, the look stays; the banner is above the round's results.
-- Offline: the table's buttons are locked and the status bar says so; back online they work.
+- Offline: one person on a phone and a desktop; the desktop's page says it is live only once
+  it has the table (its snapshot held back by the test until then); cut off, each page redraws
+  itself as the turn opens with the table's buttons locked and the status bar saying so; back
+  online they work.
 - A game's lobby page updates in place: seven people taking a seat one after another, each
   while the others' joins arrive, all get their seat (no reload aborts a click's page load).
 
@@ -325,9 +328,50 @@ def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
     assert page.errors == []
 
 
+class HeldSnapshot:
+    """A page's game socket through Playwright, the server's frames held back until `release`:
+    a snapshot still on its way (a loaded server answers a socket after accepting it,
+    docs/PROTOCOL.md "Close codes"), for as long as the test needs, without a guessed delay."""
+
+    def __init__(self, page: Any) -> None:
+        self.held: list[Any] = []
+        self.route: Any = None
+        page.route_web_socket("**/ws/games/**", self.connect)
+
+    def connect(self, route: Any) -> None:
+        server = route.connect_to_server()
+        if self.route is not None:  # a reconnection: its frames go through
+            return
+        self.route = route
+        server.on_message(self.arrived)
+
+    def arrived(self, message: Any) -> None:
+        if self.held is None:
+            self.route.send(message)
+        else:
+            self.held.append(message)
+
+    def release(self) -> None:
+        held, self.held = self.held, None
+        for message in held or []:
+            self.route.send(message)
+
+
+def _check_offline(page: Any, artifacts: Path, size: str) -> None:
+    """The page redraws itself offline as the turn opens (`#deck.ready`), everything locked."""
+    page.wait_for_selector("#deck.ready", timeout=60_000)
+    shot(page, artifacts, f"controller-offline-{size}")
+    enabled = page.evaluate(
+        "() => [...document.querySelectorAll('#table-app .table-main button')]"
+        ".filter((b) => !b.disabled).map((b) => b.dataset.key || b.id)"
+    )
+    assert enabled == [], f"{size}: tappable while offline: {enabled}"
+    assert page.locator("#table-app[data-offline] .offline-note").is_visible()
+    assert page.locator("[data-key=draw-deck]").is_disabled()
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("size", ["phone", "desktop"])
-def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path, size: str) -> None:
+def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path) -> None:
     person = UserFactory(username="offline-crisp", display_name="Offline")
     # The person's turn opens a while after the deal, so the page redraws itself while offline
     # when it opens (time alone changes what may be done): a redraw must not unlock anything
@@ -343,44 +387,50 @@ def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path,
         if game.state["round"]["turn"]["seat"] == game.seats.get(user=person).number:
             break
         services.game_abandon(game=game, user=person)
-    # The page goes offline once the table has settled: the computer's opening look taken
-    # (its worker acts within a second or two) and the person's own look on screen. On a
-    # loaded CI machine those replies could still be in flight when daphne stopped, and the
-    # page once never showed its turn opening offline (cause not found; this leaves only the
-    # redraw on time, which is what the test is about).
+    # The computer's opening look is taken first (its worker acts within a second or two), so
+    # no update is on its way when daphne stops.
     deadline = time.monotonic() + 60
     while not Event.objects.filter(game=game, type="look").exists():
         assert time.monotonic() < deadline, "the computer never took its opening look"
         time.sleep(0.05)
-    page = log_in(
-        chromium,
-        live_site.url,
-        person.username,
-        PHONE if size == "phone" else DESKTOP,
-        to=f"/games/{game.pk}/",
-    )
-    wait_live(page)
-    page.wait_for_selector("#deck")
-    page.wait_for_function("() => document.querySelectorAll('.my-seat .pcard.peek').length === 2")
+    # One person, two devices: the phone takes the opening look; the desktop, opened next,
+    # has no look of its own to show. Its socket's first frame (the snapshot) is held back:
+    # the page must not say it is live before it has the table. It did, at the socket's open
+    # event -- and a page cut off then had no table at all and never showed its turn opening
+    # offline (1 run in 4 beside a CPU hog, the page opened just before daphne stopped; the
+    # likely cause of CI's failure when this test waited only for "Live" and the deck).
+    table = f"/games/{game.pk}/"
+    phone = log_in(chromium, live_site.url, person.username, PHONE, to=table)
+    wait_live(phone)
+    phone.wait_for_function("() => document.querySelectorAll('.my-seat .pcard.peek').length === 2")
+    desktop = log_in(chromium, live_site.url, person.username, DESKTOP, to="/manifest.webmanifest")
+    socket = HeldSnapshot(desktop)
+    desktop.goto(f"{live_site.url}{table}")
+    deadline = time.monotonic() + 60
+    while not socket.held:  # Playwright's calls deliver the socket's frames to `arrived`
+        assert time.monotonic() < deadline, "the desktop's socket got no frame"
+        desktop.wait_for_function("() => true")
+    state = desktop.get_attribute("#conn", "data-state")
+    assert state != "online", "the page said it was live before it had the table"
+    socket.release()
+    wait_live(desktop)
+    assert desktop.locator(".seat.mine").count() == 1, "live without the table"
     live_site.stop_daphne()
-    page.wait_for_selector("#conn[data-state=offline]")
-    assert "ready" not in (page.get_attribute("#deck", "class") or ""), "the turn opened online"
-    page.wait_for_selector("#deck.ready", timeout=60_000)  # redrawn offline as the turn opened
-    shot(page, artifacts, f"controller-offline-{size}")
-    enabled = page.evaluate(
-        "() => [...document.querySelectorAll('#table-app .table-main button')]"
-        ".filter((b) => !b.disabled).map((b) => b.dataset.key || b.id)"
-    )
-    assert enabled == [], f"tappable while offline: {enabled}"
-    assert page.locator("#table-app[data-offline] .offline-note").is_visible()
-    assert page.locator("[data-key=draw-deck]").is_disabled()
+    for page in (phone, desktop):
+        page.wait_for_selector("#conn[data-state=offline]")
+        assert "ready" not in (page.get_attribute("#deck", "class") or ""), "opened online"
+    _check_offline(phone, artifacts, "phone")
+    _check_offline(desktop, artifacts, "desktop")
     live_site.start_daphne()
-    page.wait_for_selector("#conn[data-state=online]", timeout=30_000)
-    page.wait_for_selector("[data-key=draw-deck]:not([disabled])")
-    assert page.locator(".offline-note").count() == 0
-    page.click("[data-key=draw-deck]")
-    page.wait_for_selector("[data-key=discard], [data-key=king], .seat.mine button.slot.pickable")
-    assert page.errors == []
+    for page in (phone, desktop):
+        page.wait_for_selector("#conn[data-state=online]", timeout=30_000)
+        page.wait_for_selector("[data-key=draw-deck]:not([disabled])")
+        assert page.locator(".offline-note").count() == 0
+    desktop.click("[data-key=draw-deck]")
+    desktop.wait_for_selector(
+        "[data-key=discard], [data-key=king], .seat.mine button.slot.pickable"
+    )
+    assert phone.errors == [] and desktop.errors == []
 
 
 @pytest.mark.django_db(transaction=True)

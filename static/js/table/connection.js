@@ -55,10 +55,9 @@ class Connection {
     this.banner.connecting(this.attempts > 0);
     const ws = new WebSocket(this.url());
     this.ws = ws;
+    this.caughtUp = false;
     ws.onopen = () => {
       this.attempts = 0;
-      this.banner.online();
-      if (this.opts.onLink) this.opts.onLink(true);
       this.ping();
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => this.ping(), 15000);
@@ -174,7 +173,22 @@ class Connection {
     });
   }
 
+  /** One frame from the server. The socket is accepted before the server reads anything
+   *  (docs/PROTOCOL.md, "Close codes"): the open event means "connected", not "caught up".
+   *  The table is live -- "Live" on the banner, onLink(true) -- once the first frame, the
+   *  snapshot or the catch-up update, has been applied: a page called live at the open event
+   *  and cut off before its snapshot had no table at all, and never showed the turn that
+   *  opened while it was offline (the buttons were also unlocked before the catch-up). */
   onFrame(f) {
+    this.readFrame(f);
+    if (!this.caughtUp && (f.type === "snapshot" || f.type === "update") && !this.closedForGood) {
+      this.caughtUp = true;
+      this.banner.online();
+      if (this.opts.onLink) this.opts.onLink(true);
+    }
+  }
+
+  readFrame(f) {
     observe(f.server_time);
     const o = this.opts;
     switch (f.type) {
@@ -246,7 +260,8 @@ class Connection {
  *   onAck(frame, action): our action's result, with its events in our private form;
  *   onError(frame, action): a refusal that will not be retried (the action may be null);
  *   onPresence(frame | null): who is connected (null: unknown, we are offline);
- *   onLink(up): the socket opened (true) or was lost (false);
+ *   onLink(up): the table is live -- the socket's first frame (snapshot or catch-up) was
+ *     applied (true) -- or the socket was lost (false);
  *   onClosed(code): refused for good (4401 signed out, 4403, 4404 no such game / removed);
  *   on: {frameType: handler(frame)} for other frames (e.g. {chat: …}).
  * Returns the Connection: act(), call(), resync(), retryNow(), and `version`.
