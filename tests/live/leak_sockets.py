@@ -22,13 +22,15 @@ before is checked too.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from tests.live.conftest import communicator
 
-#: After the frame of the awaited version: how long to look for a frame queued behind it. Not
-#: a wait for anything that must come (those are awaited by version, under the hang guard).
+#: After every socket's frame of the awaited version: one look this long, for all sockets at
+#: once, for a frame queued behind it. Not a wait for anything that must come (those are
+#: awaited by version, under the hang guard); a later unversioned frame (presence) is read by
+#: the next drain or by ``close``.
 TRAIL = 0.002
 
 #: Frames that carry the game's state at their version: what a drain waits for.
@@ -84,19 +86,23 @@ class Sockets:
                 return held
 
     async def drain(self, version: int) -> int:
-        """Read and check, on every socket at once, until each has the frame of `version`
-        (the game's stored version, read by the caller after its step), then what is
-        already queued behind it. How many frames were checked."""
-        before = self.frames
+        """Read and check each socket until it has the frame of `version` (the game's stored
+        version, read by the caller after its step), then, after one short look (``TRAIL``)
+        for all of them, what is already queued behind it. How many frames were checked.
 
-        async def one(who: Any) -> None:
-            comm = self.comms[who]
+        One socket after the other, in the caller's task: every wait is for a frame that
+        will come, so the others' frames queue meanwhile and the total wait is the slowest
+        socket's, as if read at once; and a leak fails at once, with no sibling left waiting.
+        (Reading the communicators from child tasks instead left a pooled PostgreSQL
+        connection checked out at the test database's teardown.)"""
+        before = self.frames
+        for who in self.comms:
             while self.version[who] < version:
                 await self._read(who)
-            while not await comm.receive_nothing(timeout=TRAIL, interval=TRAIL):
+        await asyncio.sleep(TRAIL)
+        for who, comm in self.comms.items():
+            while not await comm.receive_nothing(timeout=0):
                 await self._read(who)
-
-        await _all(one(who) for who in self.comms)
         return self.frames - before
 
     async def _answer(self, who: Any) -> None:
@@ -125,22 +131,9 @@ class Sockets:
 
     async def close(self) -> None:
         """A ping on every socket, every frame up to its pong checked; then disconnect."""
-
-        async def one(who: Any) -> None:
-            await self.comms[who].send_json_to({"type": "ping", "id": "last"})
+        for comm in self.comms.values():
+            await comm.send_json_to({"type": "ping", "id": "last"})
+        for who, comm in self.comms.items():
             while (await self._read(who))["type"] != "pong":
                 pass
-            await self.comms[who].disconnect()
-
-        await _all(one(who) for who in self.comms)
-
-
-async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
-    """Run them at once; the first failure (a leak) cancels the others and is raised as it is,
-    rather than leaving the other sockets waiting out the hang guard."""
-    try:
-        async with asyncio.TaskGroup() as group:
-            for coroutine in coroutines:
-                group.create_task(coroutine)
-    except ExceptionGroup as failed:
-        raise failed.exceptions[0] from None
+            await comm.disconnect()

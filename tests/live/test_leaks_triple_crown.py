@@ -212,7 +212,7 @@ def test_the_frame_checker_catches_a_leak(transactional_db: None) -> None:
 
 async def test_the_socket_drain_catches_a_planted_leak(scheduled: Any) -> None:
     """Not vacuous, through the shared harness's drain: an update carrying the stored
-    (unredacted) deal, planted in seat 1's socket, fails the drain -- whether it is already
+    (unredacted) deal, planted in seat 0's socket, fails the drain -- whether it is already
     queued when the drain starts, or arrives later than any quiet time the old drain waited
     (0.03 s per step) as the frame of the version the drain awaits."""
     users = await database_sync_to_async(lambda: [make_user() for _ in range(4)])()
@@ -242,16 +242,16 @@ async def test_the_socket_drain_catches_a_planted_leak(scheduled: Any) -> None:
 
     def plant(version: int) -> None:
         frame = {"type": "update", "version": version, "events": [raw]}
-        sockets.comms[1].output_queue.put_nowait(
+        sockets.comms[0].output_queue.put_nowait(
             {"type": "websocket.send", "text": json.dumps(frame)}
         )
 
     plant(truth.version)
-    with pytest.raises(AssertionError, match="seat 1"):
+    with pytest.raises(AssertionError, match="seat 0"):
         await sockets.drain(truth.version)
     # Late: the drain waits for the frame of its version, however late it comes.
     asyncio.get_running_loop().call_later(0.2, plant, truth.version + 1)
-    with pytest.raises(AssertionError, match="seat 1"):
+    with pytest.raises(AssertionError, match="seat 0"):
         await sockets.drain(truth.version + 1)
     for comm in sockets.comms.values():
         await comm.disconnect()
