@@ -73,8 +73,9 @@ class Sockets:
         return frame
 
     async def act(self, who: Any, ref: int, action: dict[str, Any]) -> list[dict[str, Any]]:
-        """Send an act and return the frames up to its answer, *unchecked*: the caller first
-        teaches the tracker the version the act made, then checks them (``check_held``)."""
+        """Send an act and return the frames up to its answer, *unchecked* and uncounted: the
+        caller first teaches the tracker the version the act made, then checks them itself
+        (a refusal may name the mover's own cards: only the caller knows the action)."""
         comm = self.comms[who]
         await comm.send_json_to({"type": "act", "id": ref, "action": action})
         held = []
