@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from games import services
+from games.engines.crisp import GameState
 from games.models import Event, Game
 
 from .leak_kit import LeakTable, cards_in
@@ -158,3 +160,104 @@ class CrispTable(LeakTable):
 
     def coverage(self) -> None:
         assert self.stats["payloads"] > 50, dict(self.stats)
+
+
+#: The plays that end a turn (the held card, if any, is gone).
+PLAYS = {"swap", "discard", "jack", "queen", "king", "timeout"}
+
+
+@dataclass
+class FrameTracker:
+    """What each seat may know, version by version, from the unredacted record: the live leak
+    test's tracker (tests/live/test_leaks.py). Unlike ``Knowledge`` (what may be seen *now*,
+    for REST answers) it keeps every version's allowance, because a socket's frame -- a
+    catch-up after a reconnect, a resync of an old version -- is judged at its own version:
+
+    * its ``state`` of version v: the cards face up at v (the pile, a card held from the pile,
+      Kings in play, every hand after the reveal) and the card the receiver holds itself;
+    * an event of version e: the cards face up at some point of the round up to e, and what
+      that very version showed the receiver privately (its draw, its look, its Jack, a Queen's
+      card landing in its left or right) -- in no other version: a look is shown once.
+    """
+
+    seats: int
+    public: set[str] = field(default_factory=set)  # face up at some point of this round
+    holding: dict[int, str] = field(default_factory=dict)
+    event_public: dict[int, set[str]] = field(default_factory=dict)
+    event_private: dict[int, dict[int, set[str]]] = field(default_factory=dict)
+    state_visible: dict[int, set[str]] = field(default_factory=dict)
+    state_private: dict[int, dict[int, set[str]]] = field(default_factory=dict)
+
+    def absorb(self, version: int, rows: list[Event], snapshot: dict[str, Any]) -> None:
+        public_during = set(self.public)
+        private: dict[int, set[str]] = defaultdict(set)
+        for row in rows:
+            if row.origin != Event.Origin.ENGINE:
+                continue
+            d, kind = row.data, row.type
+            if kind == "round_dealt":
+                self.public, self.holding = set(), {}
+            elif kind == "draw":
+                if d["source"] == "pile":
+                    self.public.add(d["card"])
+                self.holding[d["seat"]] = d["card"]
+            elif kind == "look":
+                private[d["seat"]] |= {d["left"], d["right"]}
+            elif kind == "jack":
+                private[d["seat"]].add(d["centre"])
+            elif kind == "queen":
+                if d["place"] != "centre":
+                    private[d["seat"]].add(d["received"])
+                if d["target_place"] != "centre":
+                    private[d["target_seat"]].add(d["given"])
+            elif kind == "reveal":
+                self.public |= {c for hand in d["hands"] for c in hand}
+            if kind in {"discard", "jack", "queen", "king", "king_discarded", "timeout"}:
+                self.public.add(d["card"])
+            if kind == "swap":
+                self.public.add(d["card_out"])
+            if kind in PLAYS and kind != "king":
+                self.holding.pop(d.get("seat"), None)
+            if kind == "king":
+                self.holding.pop(d["seat"], None)
+            public_during |= self.public
+            for seat, card in self.holding.items():
+                private[seat].add(card)
+        self.event_public[version] = public_during
+        self.event_private[version] = private
+
+        state = GameState.from_json(snapshot) if snapshot else None
+        visible: set[str] = set()
+        held: dict[int, set[str]] = defaultdict(set)
+        if state is not None:
+            r = state.round
+            visible |= set(r.pile)
+            if r.reveal is not None:
+                visible |= {c for hand in r.hands for c in hand}
+            t = r.turn
+            if t is not None:
+                visible |= {k[0] for k in t.kings}
+                if t.held is not None:
+                    if t.held_from == "pile":
+                        visible.add(t.held)
+                    held[t.seat].add(t.held)
+        self.state_visible[version] = visible
+        self.state_private[version] = held
+
+    def check(self, frame: dict[str, Any], seat: int | None, who: str) -> None:
+        for event in frame.get("events", []):
+            v = event["version"]
+            allowed = self.event_public[v] | (
+                self.event_private[v].get(seat, set()) if seat is not None else set()
+            )
+            leaked = cards_in(event) - allowed
+            assert not leaked, f"{who} saw {leaked} in event {event} (v{v})"
+        if "state" in frame:
+            v = frame["version"]
+            allowed = self.state_visible[v] | (
+                self.state_private[v].get(seat, set()) if seat is not None else set()
+            )
+            leaked = cards_in(frame["state"]) - allowed
+            assert not leaked, f"{who} saw {leaked} in the state of v{v}"
+        rest = {k: v for k, v in frame.items() if k not in {"events", "state"}}
+        assert not cards_in(rest), f"{who} saw cards in {rest}"

@@ -1,16 +1,17 @@
 """Cribbage: no WebSocket frame ever shows a card its receiver may not see (C30).
 
-Random games are played through the sockets (acts) and the sweep (time), with both seats and a
-spectator listening. Every frame each receiver gets -- snapshots, updates, acks, errors,
-catch-ups after a reconnect, resyncs of old versions -- is checked against the knowledge tracker
-of ``tests/games/leak_cribbage.py`` (``Knowledge``), built from the *unredacted* stored
-events; it does not call the engine's view code. An event is judged by what that event may say
-to that receiver; a state of version v by what was public at v plus the receiver's own cards.
+Random games are played through the sockets (acts) and the sweep (time), with both seats, a
+signed-in spectator and an anonymous one listening (``tests/live/leak_sockets.py``: every socket
+drained up to the stored version's frame). Every frame each receiver gets -- snapshots, updates,
+acks, errors, catch-ups after a reconnect, resyncs of old versions -- is checked against the
+knowledge tracker of ``tests/games/leak_cribbage.py`` (``Knowledge``), built from the
+*unredacted* stored events; it does not call the engine's view code. An event is judged by what
+that event may say to that receiver; a state of version v by what was public at v plus the
+receiver's own cards.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections import defaultdict
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from games.engines.cribbage import GameState, legal_actions
 from games.models import Event, Game
 from tests.games.leak_cribbage import Knowledge
 from tests.games.leak_kit import ANONYMOUS, cards_in, label, make_guest, seat_of
-from tests.live.conftest import communicator, make_user, session_cookie
+from tests.live.conftest import make_user, session_cookie
+from tests.live.leak_sockets import Sockets
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -70,22 +72,6 @@ def _options(game_id: int, now: int) -> tuple[str, list[tuple[int, dict[str, Any
     return game.status, options
 
 
-async def _drain(comms: dict[Any, Any], know: Knowledge, quiet: float) -> int:
-    """Check every frame that has arrived, on all sockets at once, until `quiet` of silence."""
-
-    async def one(seat: Any, comm: Any) -> int:
-        count = 0
-        while not await comm.receive_nothing(timeout=quiet, interval=0.005):
-            frame = await comm.receive_json_from()
-            check(know, frame, seat_of(seat), label(seat))
-            if frame["type"] in {"snapshot", "update"}:
-                comm.version = max(getattr(comm, "version", -1), frame["version"])
-            count += 1
-        return count
-
-    return sum(await asyncio.gather(*(one(seat, comm) for seat, comm in comms.items())))
-
-
 @pytest.mark.parametrize(
     "seed,move_seconds,target", [("crib-ws-a", 2, 61), ("crib-ws-b", None, 121)]
 )
@@ -106,65 +92,53 @@ async def test_random_cribbage_games_leak_nothing_in_any_frame(
     know = Knowledge()
     seen = await database_sync_to_async(_absorb)(game.pk, know)
 
-    cookies = {seat: await database_sync_to_async(session_cookie)(users[seat]) for seat in (0, 1)}
+    cookies: dict[Any, str | None] = {
+        seat: await database_sync_to_async(session_cookie)(users[seat]) for seat in (0, 1)
+    }
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
     cookies[ANONYMOUS] = None
-    comms: dict[Any, Any] = {}
-    for seat, cookie in cookies.items():
-        comms[seat] = communicator(game.pk, cookie=cookie)
-        assert (await comms[seat].connect())[0]
-    frames = await _drain(comms, know, 0.3)
+    sockets = Sockets(
+        game.pk, cookies, lambda frame, who: check(know, frame, seat_of(who), label(who))
+    )
+    await sockets.open()
+    await sockets.drain(seen)
 
     acts = sweeps = reconnects = refusals = 0
-    pending: list[tuple[int | None, dict[str, Any]]] = []
     for _ in range(260):
         status, options = await database_sync_to_async(_options)(game.pk, clock.ms)
         if status != "playing":
             break
+        held: list[dict[str, Any]] = []
         if options and rng.random() < 0.8:
             seat, action = rng.choice(options)
             if rng.random() < 0.07:
                 # A refused move: the other seat's, or a card the mover does not hold.
                 seat = 1 - seat
                 refusals += 1
-            await comms[seat].send_json_to({"type": "act", "id": acts, "action": action})
-            # Hold the frames until the ack: the tracker learns the new version first.
-            while True:
-                frame = await comms[seat].receive_json_from()  # WAIT: a hang guard
-                pending.append((seat, frame))
-                if frame["type"] in {"ack", "error"} and frame.get("id") == acts:
-                    break
+            # Held until the ack: the tracker learns the new version first.
+            held = await sockets.act(seat, acts, action)
             acts += 1
         else:
             clock.ms += rng.choice([300, 1000, 2001, 2500, 4000])
             await database_sync_to_async(services.game_sweep)()
             sweeps += 1
         seen = await database_sync_to_async(_absorb)(game.pk, know)
-        for seat, frame in pending:
+        for frame in held:
             check(know, frame, seat, f"seat {seat}")
-        frames += len(pending)
-        pending.clear()
-        frames += await _drain(comms, know, 0.03)
+        sockets.frames += len(held)
+        await sockets.drain(seen)
         if rng.random() < 0.07:
             # A receiver drops out and comes back with its version (catch-up frames), or
             # asks for a resync of a random older version on its open socket.
-            victim = rng.choice(list(comms))
+            victim = rng.choice(list(sockets.comms))
             if rng.random() < 0.5:
-                await comms[victim].disconnect()
-                comms[victim] = communicator(
-                    game.pk,
-                    cookie=cookies[victim],
-                    query=f"version={max(0, getattr(comms[victim], 'version', 0) - 3)}",
-                )
-                assert (await comms[victim].connect())[0]
+                await sockets.reconnect(victim, back=3)
             else:
-                await comms[victim].send_json_to(
-                    {"type": "resync", "version": rng.randint(0, seen)}
-                )
+                await sockets.resync(victim, rng.randint(0, seen))
             reconnects += 1
-    frames += await _drain(comms, know, 0.5)
-    for comm in comms.values():
-        await comm.disconnect()
+    await sockets.drain(seen)
+    await sockets.close()
+    frames = sockets.frames
     kinds = defaultdict(int)
     for row in know.rows:
         kinds[row.type] += 1

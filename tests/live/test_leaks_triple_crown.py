@@ -2,18 +2,20 @@
 
 Random games -- random deals and deals stacked to be Double Stakes hands, the move clock on --
 are played through the sockets (acts, refused acts too) and the sweep (time), with all four
-seats and a spectator listening. Every frame each receiver gets -- snapshots, updates, acks,
-errors, catch-ups after a reconnect or a resync -- is checked by the REST test's tracker
-(``tests.games.leak_triple_crown.Truth``: built from the unredacted stored events and
-snapshot, never from the engine's view code) at the frame's own version: cards (your 13 are
-yours, played cards public, all of a hand after its reveal) and roles (your own only in a Crown
-hand; the memo only to Double Stakes; everything at the reveal). A seat's state must also equal
-the spectator's of the same version but for its own hand and ``you``.
+seats, a signed-in spectator and an anonymous one listening (``tests/live/leak_sockets.py``:
+every socket drained up to the stored version's frame). Every frame each receiver gets --
+snapshots, updates, acks, errors, catch-ups after a reconnect or a resync -- is checked by the
+REST test's tracker (``tests.games.leak_triple_crown.Truth``: built from the unredacted stored
+events and snapshot, never from the engine's view code) at the frame's own version: cards (your
+13 are yours, played cards public, all of a hand after its reveal) and roles (your own only in a
+Crown hand; the memo only to Double Stakes; everything at the reveal). A seat's state must also
+equal the spectator's of the same version but for its own hand and ``you``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from typing import Any
 
@@ -25,7 +27,8 @@ from games.engines.triple_crown import GameState, legal_actions
 from games.models import Event, Game
 from tests.games.leak_kit import ANONYMOUS, cards_in, label, make_guest, seat_of
 from tests.games.leak_triple_crown import Truth, seeds
-from tests.live.conftest import communicator, make_user, session_cookie
+from tests.live.conftest import make_user, session_cookie
+from tests.live.leak_sockets import Sockets
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
@@ -87,17 +90,6 @@ def _refresh(truth: Truth) -> None:
     truth.refresh()
 
 
-async def _drain(comms: dict[Any, Any], checker: Checker, quiet: float) -> None:
-    async def one(seat: Any, comm: Any) -> None:
-        while not await comm.receive_nothing(timeout=quiet, interval=0.005):
-            frame = await comm.receive_json_from()
-            checker.check(frame, seat_of(seat), who=label(seat))
-            if frame["type"] in {"snapshot", "update"}:
-                comm.version = max(getattr(comm, "version", -1), frame["version"])
-
-    await asyncio.gather(*(one(seat, comm) for seat, comm in comms.items()))
-
-
 BAD = [
     {"type": "play", "card": "AS"},
     {"type": "play", "card": "2D"},
@@ -133,14 +125,16 @@ async def test_random_games_leak_nothing_in_any_frame(
     game = await database_sync_to_async(start)()
     truth = await database_sync_to_async(Truth)(game)
     checker = Checker(truth)
-    cookies = {s: await database_sync_to_async(session_cookie)(users[s]) for s in range(4)}
+    cookies: dict[Any, str | None] = {
+        s: await database_sync_to_async(session_cookie)(users[s]) for s in range(4)
+    }
     cookies[None] = await database_sync_to_async(session_cookie)(spectator)
     cookies[ANONYMOUS] = None
-    comms: dict[Any, Any] = {}
-    for seat, cookie in cookies.items():
-        comms[seat] = communicator(game.pk, cookie=cookie)
-        assert (await comms[seat].connect())[0]
-    await _drain(comms, checker, 0.3)
+    sockets = Sockets(
+        game.pk, cookies, lambda frame, who: checker.check(frame, seat_of(who), who=label(who))
+    )
+    await sockets.open()
+    await sockets.drain(truth.version)
 
     acts = refusals = sweeps = reconnects = compared = 0
     for i in range(260):
@@ -153,13 +147,8 @@ async def test_random_games_leak_nothing_in_any_frame(
                 seat, action = rng.randrange(4), rng.choice(BAD)
             else:
                 seat, action = rng.choice(options)
-            await comms[seat].send_json_to({"type": "act", "id": i, "action": action})
-            held = []
-            while True:  # hold the frames until the answer: the tracker learns the version first
-                frame = await comms[seat].receive_json_from()  # WAIT: a hang guard
-                held.append(frame)
-                if frame["type"] in {"ack", "error"} and frame.get("id") == i:
-                    break
+            # Held until the answer: the tracker learns the version first.
+            held = await sockets.act(seat, i, action)
             await database_sync_to_async(_refresh)(truth)
             for frame in held:
                 checker.check(frame, seat, cards_in(action) if frame["type"] == "error" else set())
@@ -172,26 +161,18 @@ async def test_random_games_leak_nothing_in_any_frame(
             await database_sync_to_async(services.game_sweep)()
             await database_sync_to_async(_refresh)(truth)
             sweeps += 1
-        await _drain(comms, checker, 0.03)
+        await sockets.drain(truth.version)
         compared += checker.compare_with_spectator()
         if rng.random() < 0.06:
-            victim = rng.choice(list(comms))
+            victim = rng.choice(list(sockets.comms))
             if rng.random() < 0.5:
-                await comms[victim].disconnect()
-                back = max(0, getattr(comms[victim], "version", 0) - rng.choice([1, 3, 40]))
-                comms[victim] = communicator(
-                    game.pk, cookie=cookies[victim], query=f"version={back}"
-                )
-                assert (await comms[victim].connect())[0]
+                await sockets.reconnect(victim, back=rng.choice([1, 3, 40]))
             else:
-                await comms[victim].send_json_to(
-                    {"type": "resync", "version": rng.randint(0, truth.version)}
-                )
+                await sockets.resync(victim, rng.randint(0, truth.version))
             reconnects += 1
-    await _drain(comms, checker, 0.5)
+    await sockets.drain(truth.version)
+    await sockets.close()
     compared += checker.compare_with_spectator()
-    for comm in comms.values():
-        await comm.disconnect()
     types = {
         e.type
         for e in await database_sync_to_async(lambda: list(Event.objects.filter(game_id=game.pk)))()
@@ -227,3 +208,50 @@ def test_the_frame_checker_catches_a_leak(transactional_db: None) -> None:
         checker.check(
             {"type": "snapshot", "version": game.version, "state": {"state": state}}, None
         )
+
+
+async def test_the_socket_drain_catches_a_planted_leak(scheduled: Any) -> None:
+    """Not vacuous, through the shared harness's drain: an update carrying the stored
+    (unredacted) deal, planted in seat 0's socket, fails the drain -- whether it is already
+    queued when the drain starts, or arrives later than any quiet time the old drain waited
+    (0.03 s per step) as the frame of the version the drain awaits."""
+    users = await database_sync_to_async(lambda: [make_user() for _ in range(4)])()
+
+    def start() -> tuple[Game, dict[str, Any]]:
+        game = services.game_create(host=users[0], kind="triple_crown", settings={})
+        for u in users[1:]:
+            services.game_join(game=game.pk, user=u)
+        services.game_start(game=game.pk, user=users[0], seed="tc-ws-planted")
+        game.refresh_from_db()
+        deal = Event.objects.get(game=game, type="round_dealt")
+        raw = {"seq": deal.seq, "version": deal.version, "type": deal.type, "data": deal.data}
+        return game, raw
+
+    game, raw = await database_sync_to_async(start)()
+    truth = await database_sync_to_async(Truth)(game)
+    checker = Checker(truth)
+    cookies: dict[Any, str | None] = {
+        s: await database_sync_to_async(session_cookie)(users[s]) for s in range(4)
+    }
+    cookies[ANONYMOUS] = None
+    sockets = Sockets(
+        game.pk, cookies, lambda frame, who: checker.check(frame, seat_of(who), who=label(who))
+    )
+    await sockets.open()
+    assert await sockets.drain(truth.version) >= 5  # the same drain passes without the plant
+
+    def plant(version: int) -> None:
+        frame = {"type": "update", "version": version, "events": [raw]}
+        sockets.comms[0].output_queue.put_nowait(
+            {"type": "websocket.send", "text": json.dumps(frame)}
+        )
+
+    plant(truth.version)
+    with pytest.raises(AssertionError, match="seat 0"):
+        await sockets.drain(truth.version)
+    # Late: the drain waits for the frame of its version, however late it comes.
+    asyncio.get_running_loop().call_later(0.2, plant, truth.version + 1)
+    with pytest.raises(AssertionError, match="seat 0"):
+        await sockets.drain(truth.version + 1)
+    for comm in sockets.comms.values():
+        await comm.disconnect()
