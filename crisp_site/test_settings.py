@@ -50,6 +50,10 @@ THROTTLE_RATES = {scope: "100000/second" for scope in DEFAULT_THROTTLE_RATES}
 
 # Own queue, so a test worker never takes a running `make run`'s tasks or the other way round.
 CELERY_TASK_DEFAULT_QUEUE = f"crisp-test{_suffix}"
+# Own control exchange: a broadcast (`/healthz`'s ping, `inspect`) reaches only the workers this
+# test process started. On a shared Redis (CI's `REDIS_URL`) the other xdist worker's live
+# site answered `test_unhealthy_without_a_worker`'s ping once (200 where 503 was due).
+CELERY_CONTROL_EXCHANGE = f"crisp-test{_suffix}"
 
 # Hashing passwords slowly is a feature in production and only a delay in tests.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
