@@ -177,6 +177,23 @@ def test_a_remembered_seat_is_read_again_at_a_new_version(
 BUDGET_REST_READ = {"state/": 1, "actions/": 1, "events/": 2, "": 2}
 
 
+def _compiled_selects(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, the SQL of every query Django builds (``SQLCompiler.as_sql``): a warm
+    compiled-once read adds nothing to it."""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    compiled: list[str] = []
+    real = SQLCompiler.as_sql
+
+    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        compiled.append(out[0])
+        return out
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    return compiled
+
+
 @pytest.mark.parametrize("signed_in", [True, False])
 def test_a_rest_read_compiles_no_sql_once_warm(
     start_game: Any,
@@ -190,7 +207,6 @@ def test_a_rest_read_compiles_no_sql_once_warm(
     (bench/RESULTS.md, "REST reads"): ``games.api.views`` compiles them once per process.
     Pinned here: a warm read of the state, the legal actions, the events and the detail builds
     no SQL at all, and makes no more statements than its budget."""
-    from django.db.models.sql.compiler import SQLCompiler
     from rest_framework.test import APIClient
 
     game, mover = _four_seats(start_game, users, fake_clock)
@@ -198,15 +214,7 @@ def test_a_rest_read_compiles_no_sql_once_warm(
     base = f"/api/v1/games/{game.pk}/"
     for path in BUDGET_REST_READ:
         client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})  # warm
-    compiled: list[str] = []
-    real = SQLCompiler.as_sql
-
-    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
-        out = real(self, *args, **kwargs)
-        compiled.append(out[0])
-        return out
-
-    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    compiled = _compiled_selects(monkeypatch)
     for path, budget in BUDGET_REST_READ.items():
         with CaptureQueriesContext(connection) as read:
             r = client.get(base + path, {"since": 0, "limit": 500} if path == "events/" else {})
@@ -225,7 +233,6 @@ def test_a_token_request_compiles_no_sql_once_warm(
     session 16); it is compiled once per process (``accounts.selectors.token_for_key``).
     Pinned: warm, a token request builds no SQL, and costs its read's budget and ONE statement
     more (the token with its user)."""
-    from django.db.models.sql.compiler import SQLCompiler
     from rest_framework.test import APIClient
 
     from accounts.services import token_create
@@ -236,15 +243,7 @@ def test_a_token_request_compiles_no_sql_once_warm(
     base = f"/api/v1/games/{game.pk}/"
     for path in BUDGET_REST_READ:  # warm (the first also marks the token used: an UPDATE)
         assert client.get(base + path).status_code == 200
-    compiled: list[str] = []
-    real = SQLCompiler.as_sql
-
-    def counting(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
-        out = real(self, *args, **kwargs)
-        compiled.append(out[0])
-        return out
-
-    monkeypatch.setattr(SQLCompiler, "as_sql", counting)
+    compiled = _compiled_selects(monkeypatch)
     for path, budget in BUDGET_REST_READ.items():
         with CaptureQueriesContext(connection) as read:
             r = client.get(base + path)
