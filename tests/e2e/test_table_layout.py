@@ -155,23 +155,16 @@ def totals_in_view(page: Any, where: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_triple_crown_every_hand_and_the_totals(chromium: Any, site: str, artifacts: Path) -> None:
-    """After eight hands the score table has a column for every hand (it showed the last six),
+    """After ten hands the score table has a column for every hand (it showed the last six),
     the totals stay in view, and each hand can be scrolled to beside the names and totals.
 
-    The same game, played on to many hands, is then Triple Crown's case of
-    `test_every_game_s_scoreboard_keeps_its_total_in_view`: one game driven, not two (issue 20)."""
+    The same game and the same page at each size are Triple Crown's case of
+    `test_every_game_s_scoreboard_keeps_its_total_in_view`, measured first (the table as it
+    opens), then every hand scrolled to, then the Total unpinned: one game driven and one page
+    load per size, not two of each (issue 20)."""
     seats, timers, rounds = MANY_ROUNDS["triple_crown"]
     people = kit.players(seats)
     game = kit.started("triple_crown", people, timers=timers)
-    game = kit.drive(game, lambda g: len(g.state["history"]) >= 8)
-    hands = len(game.state["history"])
-    on_each_size(
-        chromium,
-        site,
-        people[0],
-        f"/games/{game.pk}/",
-        lambda page, viewport: every_hand_and_the_totals(page, artifacts, hands, viewport),
-    )
     game = kit.drive(game, lambda g: len(g.state["history"]) >= rounds)
     played = len(game.state["history"])
     on_each_size(
@@ -180,25 +173,27 @@ def test_triple_crown_every_hand_and_the_totals(chromium: Any, site: str, artifa
         people[0],
         f"/games/{game.pk}/",
         lambda page, viewport: scoreboard_keeps_its_total_in_view(
-            page, artifacts, "triple_crown", played, viewport
+            page,
+            artifacts,
+            "triple_crown",
+            played,
+            viewport,
+            then=lambda: every_hand(page, artifacts, played, viewport),
         ),
     )
 
 
-def every_hand_and_the_totals(page: Any, artifacts: Path, hands: int, viewport: str) -> None:
-    """Triple Crown's score table after ``hands`` hands, as ``page`` draws it."""
-    page.wait_for_selector("#scoreboard .scores .total")
-    page.click("[data-key=reveal-close]")  # the last hand's results, shown on arrival
-    if viewport == "phone":
-        page.locator("#scoreboard").scroll_into_view_if_needed()
+def every_hand(page: Any, artifacts: Path, hands: int, viewport: str) -> None:
+    """Triple Crown's score table after ``hands`` hands, as ``page`` draws it (its results
+    dialog closed): a column for each hand, each one scrolled to in view beside the names and
+    the totals."""
     kit.shot(page, artifacts, f"tc-scores-{viewport}")
-    totals_in_view(page, "#scoreboard")
     heads = page.locator("#scoreboard .scores thead th.round")
     assert heads.all_inner_texts() == [f"H{i + 1}" for i in range(hands)]
     for i in range(hands):
         assert page.evaluate(SCROLL_TO_HAND, i), f"hand {i + 1} cannot be seen"
+    totals_in_view(page, "#scoreboard")  # after the scrolling too
     kit.shot(page, artifacts, f"tc-scores-first-hand-{viewport}")
-    assert page.errors == []
 
 
 #: JavaScript: scroll the score table to hand ``i``'s column; whether it is then wholly in view
@@ -256,7 +251,7 @@ def test_every_game_s_scoreboard_keeps_its_total_in_view(
     running Totals stay wholly in view -- on a phone the rounds overflow, and without the
     pinned columns the Total would be cut off (checked at the end, so this test can fail).
     Triple Crown's case is measured in `test_triple_crown_every_hand_and_the_totals`, on the
-    game that test has already played eight hands of."""
+    page that test scrolls through every hand of."""
     seats, timers, rounds = MANY_ROUNDS[kind]
     people = kit.players(seats)
     game = kit.started(kind, people, timers=timers)
@@ -274,10 +269,15 @@ def test_every_game_s_scoreboard_keeps_its_total_in_view(
 
 
 def scoreboard_keeps_its_total_in_view(
-    page: Any, artifacts: Path, kind: str, played: int, viewport: str
+    page: Any,
+    artifacts: Path,
+    kind: str,
+    played: int,
+    viewport: str,
+    then: Callable[[], None] | None = None,
 ) -> None:
     """The side panel's score table of a ``kind`` game after ``played`` rounds, as ``page``
-    draws it."""
+    draws it; ``then()`` checks more of the same table before its Total is unpinned."""
     page.wait_for_selector("#scoreboard .scores .total")
     close = page.locator("[data-key=reveal-close]:visible, [data-key=show-close]:visible")
     if close.count():
@@ -288,6 +288,8 @@ def scoreboard_keeps_its_total_in_view(
     totals_in_view(page, "#scoreboard")
     latest_in_view, overflows = page.evaluate(LATEST_IN_VIEW)
     assert latest_in_view, "the latest round's column is not in view"
+    if then is not None:
+        then()
     if viewport == "phone":
         assert overflows, "the rounds fit the phone: this test would not see a cut-off Total"
         # Unpinned, the Total is cut off: what the assertions above would catch.
