@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from games import selectors, services
+from games import clock, services
+from games.engines import engine_for
 from games.models import Game
 from tests.e2e.conftest import OPEN_CONTEXTS, sign_in
 from tests.factories import UserFactory
@@ -63,13 +64,19 @@ def drive(game: Game, until: Callable[[Game], bool], *, seed: int = 1, steps: in
     """Random legal moves (a "call" as soon as one is offered) until ``until(game)``; a timer
     that holds everybody up is fired at once."""
     rng = random.Random(seed)
-    seats = list(game.seats.order_by("number").select_related("user"))
+    # The people's seats (a computer's moves are its own): each one's legal actions are what
+    # ``selectors.game_legal_actions`` lists, in wire form at the clock's now, here from one
+    # parse of the state per step instead of a seat query and a parse per seat (the same
+    # options in the same order; the selector itself is tested in tests/games).
+    seats = [s for s in game.seats.order_by("number").select_related("user") if s.user_id]
+    engine = engine_for(game.kind)
     for _ in range(steps):
         game.refresh_from_db()
         if until(game) or game.status != Game.Status.PLAYING:
             break
+        state, now = engine.GameState.from_json(game.state), clock.now_ms()
         options = [
-            (s, a) for s in seats for a in selectors.game_legal_actions(game=game, user=s.user)
+            (s, a.to_wire()) for s in seats for a in engine.legal_actions(state, s.number, now)
         ]
         if not options:
             # Nobody may move: a timer is running (the next round's, a trick's pause). Fire it
@@ -91,9 +98,14 @@ def drive(game: Game, until: Callable[[Game], bool], *, seed: int = 1, steps: in
     return game
 
 
-def open_page(browser: Any, site: str, user: Any, viewport: str, path: str) -> Any:
+def open_page(
+    browser: Any, site: str, user: Any, viewport: str, path: str, *, fake_timers: bool = False
+) -> Any:
     """``user`` logged in, at ``path``, in a phone's (with touch) or a desktop's window; the
-    page's language is the user's own."""
+    page's language is the user's own. ``fake_timers``: the page's timers are Playwright's, running
+    as the real clock does until the test moves them on (``page.clock.fast_forward``), for a
+    page that paces what it shows (a callout held for a second or two) while the test only
+    reads what it shows."""
     size = VIEWPORTS[viewport]
     phone = viewport == "phone"
     context = browser.new_context(viewport=size, locale="en-GB", has_touch=phone, is_mobile=phone)
@@ -103,6 +115,8 @@ def open_page(browser: Any, site: str, user: Any, viewport: str, path: str) -> A
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     sign_in(context, site, user.username)  # the form's cookies, without the form
+    if fake_timers:
+        page.clock.install()  # before the load, so every timer of the page is the fake's
     page.goto(f"{site}{path}")
     return page
 
