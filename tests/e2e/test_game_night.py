@@ -16,7 +16,7 @@ import pytest
 from games import services
 from games.models import Game
 from tests.e2e.conftest import OPEN_CONTEXTS
-from tests.e2e.test_play import log_in, shot, wait_live
+from tests.e2e.test_play import log_in, painted, shot, wait_live
 from tests.e2e.test_specials import stack_deck
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 
@@ -239,7 +239,14 @@ def test_around_the_table(chromium: Any, site: str, artifacts: Path) -> None:
     # not flip again (their flip animates once).
     for user in users[1:]:
         services.game_act(game=game, user=user, action={"type": "look"}, expected_version=None)
-    a.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=60_000)
+    # Once the page has drawn all three looks (not at the look's end, seconds later: nothing
+    # else comes meanwhile to draw the cards again), its own two cards flipped once each.
+    a.wait_for_function(
+        "names => names.every(n => document.getElementById('log').textContent"
+        ".includes(n + ' looked'))",
+        arg=[u.display_name for u in users[1:]],
+    )
+    painted(a)
     assert a.evaluate("() => window.__peekDraws") == 2
     assert a.locator("#log li").count() >= 4
 
