@@ -90,6 +90,9 @@ SLOW_MODULES = {
     "tests/games/test_your_move_signal.py": 15,
     "tests/e2e/test_your_move.py": 25,
     "tests/e2e/test_crisp_turn_based.py": 25,
+    # Beside test_crisp_turn_based.py (the same weight, collected next): both use `fast_site`,
+    # so the shared site is restarted with quick computer players once for the two, not twice.
+    "tests/e2e/test_table_tools.py": 25,
 }
 UNLISTED = {"browser": 20, "live": 10}
 

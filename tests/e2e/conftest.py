@@ -207,6 +207,20 @@ def site(live_site: Site) -> str:
 
 
 @pytest.fixture
+def fast_site(
+    transactional_db: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> str:
+    """The site, its computer players thinking 20 to 80 ms (the product's 0.7 to 2.2 s is a
+    person's pace, not what a test of the table needs; a whole game in well under a minute).
+    Set before the processes start: they read it from the environment, so a test with other
+    settings than the last one's restarts both (`Site.ensure_running`, about 3 s): the modules
+    that use it run one after another (`SLOW_MODULES` in tests/conftest.py).
+    (``transactional_db`` by name: what the test writes must be committed for the site.)"""
+    monkeypatch.setenv("CRISP_BOT_THINK_MS", "20,80")
+    return request.getfixturevalue("live_site").url
+
+
+@pytest.fixture
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS

@@ -16,7 +16,7 @@ import pytest
 from games import services
 from games.models import Game
 from tests.e2e.conftest import OPEN_CONTEXTS
-from tests.e2e.test_play import log_in, shot, wait_live
+from tests.e2e.test_play import log_in, painted, shot, wait_live
 from tests.e2e.test_specials import stack_deck
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 
@@ -101,12 +101,15 @@ def test_a_removed_player_is_told_at_once(chromium: Any, site: str, private: boo
     guest = UserFactory(username="boris", display_name="Boris")
     game = services.game_create(host=host, private=private)
     services.game_join(game=game, user=guest, invite_code=game.invite_code)
-    page = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/")
+    # Boris's page runs on Playwright's clock (time flowing as usual), so the notice's own
+    # 3.5-second timer is run forward below instead of waited for.
+    page = log_in(chromium, site, "boris", PHONE, to=f"/games/{game.pk}/", clock=True)
     wait_live(page)
     host_page = log_in(chromium, site, "aiko", DESKTOP, to=f"/games/{game.pk}/")
     host_page.click(".lobby-seat:nth-child(2) button.danger")  # "Remove Boris"
     notice = page.wait_for_selector("#removed-notice", timeout=60_000)
     assert "removed you" in notice.inner_text()
+    page.clock.run_for(3_500)  # static/js/table/notice.js: the list of games after 3.5 s
     page.wait_for_url(f"{site}/games/", timeout=60_000)
     assert page.errors == []
 
@@ -236,7 +239,14 @@ def test_around_the_table(chromium: Any, site: str, artifacts: Path) -> None:
     # not flip again (their flip animates once).
     for user in users[1:]:
         services.game_act(game=game, user=user, action={"type": "look"}, expected_version=None)
-    a.wait_for_function("() => !document.querySelector('.pcard.peek')", timeout=60_000)
+    # Once the page has drawn all three looks (not at the look's end, seconds later: nothing
+    # else comes meanwhile to draw the cards again), its own two cards flipped once each.
+    a.wait_for_function(
+        "names => names.every(n => document.getElementById('log').textContent"
+        ".includes(n + ' looked'))",
+        arg=[u.display_name for u in users[1:]],
+    )
+    painted(a)
     assert a.evaluate("() => window.__peekDraws") == 2
     assert a.locator("#log li").count() >= 4
 

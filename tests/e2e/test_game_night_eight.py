@@ -221,7 +221,12 @@ def _night(chromium: Any, site: str, artifacts: Path, users: dict[str, Any],
     seed, top = _seed_with_specials()
     # No start delay before each turn (2 s each, issue 20: 16 s of the round): the turns are
     # played by people's clicks, the delay itself is the opening round's of tests/e2e/test_play.py.
-    services.game_start(game=game, user=host, seed=seed, timers={"start_delay_ms": 0})
+    # The "Crisp!" window 30 s, not 3: the first player calls at once, and a page starved of CPU
+    # on a loaded machine saw the button go before its click landed (the window itself is
+    # test_play.py's round's).
+    services.game_start(
+        game=game, user=host, seed=seed, timers={"start_delay_ms": 0, "window_ms": 30_000}
+    )
     game.refresh_from_db()
     stack_deck(game, top)
     set_draw_seconds(game, None)

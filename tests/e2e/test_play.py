@@ -34,6 +34,7 @@ def log_in(
     form: bool = False,
     to: str = "/games/",
     scripts: tuple[str, ...] = (),
+    clock: bool = False,
 ) -> Any:
     """A page of a new browser context, signed in as ``username``, at ``to`` (the games' lobby
     unless the test opens another page first: issue 20, a page load fewer per browser).
@@ -41,7 +42,9 @@ def log_in(
     ``form``: through the log-in form, as a person does (it lands on the lobby); else with the
     cookies the form would have set (`conftest.sign_in`: two page loads and a password hash
     fewer). ``scripts``: JavaScript run in every document of the page before its own (Playwright's
-    init scripts), from the first load on."""
+    init scripts), from the first load on. ``clock``: Playwright's clock installed before the first
+    load (time flows as usual), so the test can run the page's own timers forward
+    (`page.clock.run_for`) instead of waiting for them: the lobby's 8-second refresh."""
     context = browser.new_context(viewport=viewport, locale="en-GB")
     OPEN_CONTEXTS.append(context)
     page = context.new_page()
@@ -57,6 +60,8 @@ def log_in(
     page.on("websocket", on_socket)
     for script in scripts:
         page.add_init_script(script)
+    if clock:
+        page.clock.install()
     if not form:
         sign_in(context, site, username)
         page.goto(f"{site}{to}")

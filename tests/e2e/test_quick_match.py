@@ -56,7 +56,9 @@ def test_the_lobby_count_of_people_online_follows_without_a_reload(
     from games import presence, timers
 
     viewer = UserFactory(username="online-viewer")
-    page = log_in(chromium, site, viewer.username, PHONE)
+    # The page's clock is Playwright's (time flowing as usual): the lobby's own 8-second refresh
+    # is run forward below instead of waited for.
+    page = log_in(chromium, site, viewer.username, PHONE, clock=True)
     # Nobody else online (earlier tests' people would expire from the count meanwhile), then
     # the lobby's own view counts its viewer.
     timers.client().delete(presence._online_key())
@@ -69,6 +71,7 @@ def test_the_lobby_count_of_people_online_follows_without_a_reload(
     )
     for n in range(3):  # three more people open a page somewhere
         presence.seen_online(f"u{10_000 + n}")
+    page.clock.run_for(8_000)  # the page's next refresh (static/js/lobby.js), due now
     page.wait_for_function(
         "n => (document.getElementById('online-count') || {}).textContent?.includes(String(n))",
         arg=before + 3,

@@ -5,7 +5,7 @@ game's seed is chosen (by the test, replaying the engine with the players' own c
 hand 1 is a Crown hand played to trick 13 and hand 2 a Double Stakes hand that stops early; the
 target is set (a test-only setting) so that hand 2 ends the game. Every player plays the first
 card the table lets them lift (tap to lift, tap again to play), and the Double Stakes player
-names hearts with the memo High through the dialog. Hand 1's tricks 4 to 11 are played through
+names hearts with the memo High through the dialog. Hand 1's tricks 3 to 12 are played through
 the service layer with the same choice (``BY_SERVICE_H1``), the pages following them.
 
 Checked on the way: each page shows exactly one role badge -- its own, as the server's truth
@@ -135,11 +135,11 @@ def check_badges(pages: list[Any], game: Game) -> None:
 
 
 #: Hand 1's tricks (counted by those already won) whose cards are played through the service
-#: layer, not the pages: tricks 4 to 11 (issue 20). Every page still draws every card and trick
-#: as it comes, and the pages play tricks 1-3 (the trick history, the half-played trick) and
-#: 12-13 (the hand's end, its reveal), and all of hand 2: what a page offers and plays is the
+#: layer, not the pages: tricks 3 to 12 (issue 20). Every page still draws every card and trick
+#: as it comes, and the pages play tricks 1-2 (the trick history, the half-played trick) and
+#: 13 (the hand's end, its reveal), and all of hand 2: what a page offers and plays is the
 #: same code at every trick, checked on each of those moves.
-BY_SERVICE_H1 = (3, 11)
+BY_SERVICE_H1 = (2, 12)
 
 
 def play_hand(pages: list[Any], game: Game, artifacts: Path, tag: str) -> None:
