@@ -72,7 +72,9 @@ def _check_invariants(game: Game, engine: Any) -> None:
     assert scores == list(state.scores)
     dealt = Event.objects.filter(game=game, type="round_dealt").count()
     assert Round.objects.filter(game=game).count() == dealt
-    ended = Event.objects.filter(game=game, type=engine.ROUND_END_EVENT)
+    # One query for every round end and its Round (a lazy ``ev.round`` was a query per round,
+    # every step: the most of this module's queries in a long Triple Crown game).
+    ended = Event.objects.filter(game=game, type=engine.ROUND_END_EVENT).select_related("round")
     for ev in ended:
         assert ev.round is not None and ev.round.result == ev.data
     pending = engine.pending_deadlines(state)
