@@ -116,6 +116,7 @@ class Guard:
     def __init__(self, game_id: int) -> None:
         self.game_id = game_id
         self.refs: dict[int, Memory] = {}
+        self.fed: dict[int, int] = {}  # per seat: the last event seq its reference was fed
         self.violations: list[str] = []
         self.checked = 0
         self.modules = _bot_globals()
@@ -148,19 +149,24 @@ class Guard:
             out.append("a bot module's globals changed before a decision")
         if obs.salt != f"{game.pk}:{seat}":  # the one input besides payloads: public ids
             out.append(f"salt {obs.salt[:40]!r}")
-        rows = Event.objects.filter(game=game)
+        # Only the events the reference has not been fed yet: ``Memory.observe`` skips a seq it
+        # saw, so feeding the whole log at every decision (as this did) built the same memory
+        # at a cost that grew with the game.
+        rows = Event.objects.filter(game=game, seq__gt=self.fed.get(seat, 0))
         if seat not in self.refs and game.seats.get(number=seat).sitting_in:
             # Sitting in for a person: it starts as that person reconnecting would, from this
             # version's events and the view (docs/BOTS.md, "How the service layer calls").
             rows = rows.filter(version=game.version)
         ref = self.refs.setdefault(seat, Memory(game.kind, seat, salt=f"{game.pk}:{seat}"))
+        fresh_rows = list(rows.order_by("seq"))
         ref.observe(
             events=[
-                selectors.event_payload(event=e, seat=seat, kind=game.kind)
-                for e in rows.order_by("seq")
+                selectors.event_payload(event=e, seat=seat, kind=game.kind) for e in fresh_rows
             ],
             view=selectors.game_payload_for_seat(game=game, seat=seat, now=at)["state"],
         )
+        if fresh_rows:
+            self.fed[seat] = fresh_rows[-1].seq
         want = ref.observation()
         if want != obs:
             fields = [
@@ -193,15 +199,17 @@ def drive(
     person_moves: bool = True,
     before: Callable[[Game, int, int], None] | None = None,
     after: Callable[[Game, int], None] | None = None,
+    enough: Callable[[], bool] | None = None,
 ) -> int:
     """Play ``game``: the woken bots through the real task, the person at random, deadlines by
-    the sweep; stop after ``tasks`` bot tasks (or the game's end).  ``before(game, seat,
-    version)`` runs before each task, ``after(game, now)`` after it."""
+    the sweep; stop after ``tasks`` bot tasks (or the game's end, or as soon as ``enough()``
+    says the test has seen what it needs).  ``before(game, seat, version)`` runs before each
+    task, ``after(game, now)`` after it."""
     rng = random.Random(f"{game.kind}-human")
     run = 0
     for _ in range(tasks * 20):
         game.refresh_from_db()
-        if game.status != Game.Status.PLAYING or run >= tasks:
+        if game.status != Game.Status.PLAYING or run >= tasks or (enough and enough()):
             break
         pending = [(v, m) for g, v, m in live_calls.bots if g == game.pk and v == game.version]
         live_calls.bots.clear()
@@ -391,11 +399,19 @@ def _twin_state(game: Game, seat: int) -> dict[str, Any]:
 
 
 def twin_world_differences(
-    game: Game, live_calls: Any, fake_clock: Any, monkeypatch: pytest.MonkeyPatch, *, tasks: int
+    game: Game,
+    live_calls: Any,
+    fake_clock: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    tasks: int,
+    caught_after: int | None = None,
 ) -> tuple[int, list[Any]]:
     """Drive ``game``; before each bot task, take that seat's decision in the true world and
     in a twin (rolled back both times), and collect the pairs that differ.  Returns how many
-    pairs were compared (with the twin's state really different) and the differing ones."""
+    pairs were compared (with the twin's state really different) and the differing ones.
+    ``caught_after``: stop as soon as a pair differs and that many were compared (a test
+    that wants a difference found needs no more of the game)."""
     compared = 0
     differ: list[Any] = []
 
@@ -420,7 +436,10 @@ def twin_world_differences(
         if firsts[0] != firsts[1]:
             differ.append((version, seat, firsts))
 
-    drive(game, live_calls, fake_clock, tasks=tasks, before=twins)
+    def caught() -> bool:
+        return caught_after is not None and bool(differ) and compared >= caught_after
+
+    drive(game, live_calls, fake_clock, tasks=tasks, before=twins, enough=caught)
     return compared, differ
 
 
@@ -461,7 +480,10 @@ def test_twin_worlds_catch_a_planted_bot_that_peeks_at_the_truth(
     monkeypatch.setitem(bots.game_for(kind).BOTS, "medium", _peeker(kind, game.pk))
     # 30 tasks: most of a Crisp seat's moves have one legal choice (look, draw, a king's
     # turn), where no bot, peeking or not, can differ; 12 tasks held two real choices.
-    compared, differ = twin_world_differences(game, live_calls, fake_clock, monkeypatch, tasks=30)
+    # It stops at the first difference once 4 pairs were compared: that is the whole claim.
+    compared, differ = twin_world_differences(
+        game, live_calls, fake_clock, monkeypatch, tasks=30, caught_after=4
+    )
     assert compared >= 4 and differ, "the twin worlds let a peeking bot through"
 
 
