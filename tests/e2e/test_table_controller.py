@@ -9,7 +9,9 @@
   was dropped (issue 20): the look's code has nothing that depends on the number of seats
   (static/js/table/controller.js, static/js/games/crisp/view.js), 2 seats is the smallest
   table and 8 the most pages sharing the starved machine; the 4-seat table's drawing is
-  measured in tests/e2e/test_table_layout.py.)
+  measured in tests/e2e/test_table_layout.py.) The 2-seat table is the "I'm back" test's below
+  (one game for both, issue 20), started through the services; the 8-seat one starts at the
+  host's click.
 - "I'm back" sent at a round change, after the page's own opening look already took the seat
   back: no reload, no false error, the look stays; the banner is above the round's results.
 - Offline: one person on a phone and a desktop; the desktop's page says it is live only once
@@ -100,15 +102,30 @@ def cpu_hog() -> Iterator[list[subprocess.Popen[str]]]:
     assert all(hog.returncode is not None for hog in hogs)
 
 
+def _open_pages(
+    chromium: Any, site: str, path: str, users: list[Any], sizes: list[dict[str, int]]
+) -> list[Any]:
+    """A live page at ``path`` for each user, the pages loading side by side: each browser is
+    signed in on a small page of the site (the manifest), then all are sent to ``path`` at
+    once and waited for together (issue 20: eight pages loaded one after another spent most
+    of the 8-seat and lobby tests waiting for each other's loads)."""
+    pages = [
+        log_in(chromium, site, user.username, size, to="/manifest.webmanifest")
+        for user, size in zip(users, sizes, strict=True)
+    ]
+    for page in pages:
+        page.goto(f"{site}{path}", wait_until="commit")
+    for page in pages:
+        wait_live(page)
+    return pages
+
+
 def _seat_pages(
     chromium: Any, site: str, game: Game, users: list[Any], sizes: list[dict[str, int]]
 ) -> list[Any]:
-    pages = []
-    for user, size in zip(users, sizes, strict=True):
-        page = log_in(chromium, site, user.username, size, to=f"/games/{game.pk}/")
-        wait_live(page)
+    pages = _open_pages(chromium, site, f"/games/{game.pk}/", users, sizes)
+    for page in pages:
         page.evaluate(SAMPLER)
-        pages.append(page)
     return pages
 
 
@@ -224,7 +241,7 @@ def _check_look(page: Any, who: str, round_no: int, deadline: int) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("seats", [2, 8])
+@pytest.mark.parametrize("seats", [8])
 def test_every_opening_look_stays_for_the_memorise_period(
     chromium: Any, site: str, artifacts: Path, cpu_hog: Any, seats: int
 ) -> None:
@@ -251,12 +268,20 @@ def test_every_opening_look_stays_for_the_memorise_period(
     round_two = _memorise_deadlines(game)[2]
     for page in pages:
         _wait_past(page, round_two)
+    _check_every_look(game, pages)
+
+
+def _check_every_look(game: Game, pages: list[Any]) -> None:
+    """Every seat's opening look of rounds 1 and 2 stayed for its memorise period
+    (`_check_look`), with what the server and each page recorded printed for a failure's
+    reader; once every page is past round 2's deadline."""
+    deadlines = _memorise_deadlines(game)
     looked = {
         (e.data["seat"], e.round.number): e.data["at"]
         for e in Event.objects.filter(game=game, type="look").select_related("round")
     }
     for i, page in enumerate(pages):
-        for round_no, at in ((1, round_one), (2, round_two)):
+        for round_no, at in ((1, deadlines[1]), (2, deadlines[2])):
             server = looked.get((i, round_no), at) - (at - MEMORISE_MS)
             print(f"seat {i} round {round_no}: the server took the look {server} ms after the deal")
             on_screen = _check_look(page, f"seat {i}", round_no, at)
@@ -277,21 +302,29 @@ def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
     """The player was away for two turns (a computer sat in). The round ends; the banner with
     "I'm back" is above the round's results. At the next deal the page's own opening look takes
     the seat back -- and the "I'm back" the player sent at that moment is answered without a
-    reload or an error, and the look stays on screen."""
+    reload or an error, and the look stays on screen.
+
+    The table is also the 2-seat case of `test_every_opening_look_stays_for_the_memorise_period`
+    (a desktop beside the phone, the product's memorise period in both rounds): both seats'
+    opening looks stay for it, in round 1 and after the round change -- one game under the CPU
+    hog instead of two (issue 20). The game is started through the services here (the draw
+    clock that makes the player away is shorter than any a host may choose); the lobby turning
+    into the table in place at the host's click is the 8-seat test's."""
     game, users = _new_game(2, "back-")
-    pages = _seat_pages(chromium, site, game, users, [PHONE, PHONE])
-    # Round 1 is not under test (its look is the opening-look test's): a short memorise period
-    # and crisp window, then the product's memorise period again for round 2 (`_quicken_play`),
-    # the round whose look is checked. The banner's 6 s between the rounds stay: the test reads
-    # the results and the banner in them, under the CPU hog.
+    pages = _seat_pages(chromium, site, game, users, [DESKTOP, PHONE])
+    # A short start delay and crisp window, the product's memorise period (the looks of both
+    # rounds are checked). The banner's 6 s between the rounds stay: the test reads the results
+    # and the banner in them, under the CPU hog.
     services.game_start(
         game=game.pk, user=users[0],
         timers={"draw_seconds": 3, "start_delay_ms": 300, "between_rounds_ms": 6000,
-                "memorise_ms": 1500, "window_ms": 1000},
+                "memorise_ms": MEMORISE_MS, "window_ms": 1000},
     )  # fmt: skip
-    _quicken_play(game, {"memorise_ms": MEMORISE_MS})
+    for seat_page in pages:
+        seat_page.wait_for_selector("#table-app .seat.mine", timeout=60_000)
     away, page = 1, pages[1]
-    page.wait_for_selector("#table-app .seat.mine", timeout=60_000)
+    for seat_page in pages:  # play starts once both looks are over (round 1's are checked)
+        _wait_past(seat_page, _memorise_deadlines(game)[1])
     _play_round(
         game, users, skip=away,
         may_call=lambda: Seat.objects.get(game=game, number=away).sitting_in,
@@ -323,9 +356,10 @@ def test_im_back_at_a_round_change_keeps_the_page_and_the_look(
     toast = page.locator("#toast")
     assert toast.is_hidden() or "sitting in" not in toast.inner_text()
     assert "sitting in for you" not in page.inner_text("body")
-    _wait_past(page, _memorise_deadlines(game)[2])
+    for seat_page in pages:
+        _wait_past(seat_page, _memorise_deadlines(game)[2])
     _check_look(page, "the player back", 2, _memorise_deadlines(game)[2])
-    assert page.errors == []
+    _check_every_look(game, pages)
 
 
 class HeldSnapshot:
@@ -422,6 +456,11 @@ def test_offline_locks_the_table(chromium: Any, live_site: Any, artifacts: Path)
     _check_offline(phone, artifacts, "phone")
     _check_offline(desktop, artifacts, "desktop")
     live_site.start_daphne()
+    # The person taps the banner's "Retry now" (shown unless an attempt is under way) instead
+    # of waiting out its back-off, by then up to 5 s; a page reconnecting by itself after an
+    # outage is proven in tests/e2e/test_specials.py, test_cribbage.py and test_triple_crown.py.
+    for page in (phone, desktop):
+        page.evaluate("() => document.querySelector('[data-key=retry-now]:not([hidden])')?.click()")
     for page in (phone, desktop):
         page.wait_for_selector("#conn[data-state=online]", timeout=30_000)
         page.wait_for_selector("[data-key=draw-deck]:not([disabled])")
@@ -443,13 +482,8 @@ def test_lobby_joins_are_never_aborted_by_a_reload(
     wait_live(hosts_page)
     hosts_page.evaluate(SAMPLER)
     guests = [UserFactory(username=f"joiner{i}", display_name=f"Joiner {i}") for i in range(7)]
-    pages = []
-    for i, guest in enumerate(guests):
-        page = log_in(
-            chromium, site, guest.username, PHONE if i % 2 else DESKTOP, to=f"/games/{game.pk}/"
-        )
-        wait_live(page)
-        pages.append(page)
+    sizes = [PHONE if i % 2 else DESKTOP for i in range(7)]
+    pages = _open_pages(chromium, site, f"/games/{game.pk}/", guests, sizes)
     # One after another, each click while the joins before it are still arriving everywhere.
     # A plain click, not `no_wait_after=True`: Playwright blocks its own mouse events when the
     # element it aimed at is no longer the one under the pointer (here: the lobby put in place
