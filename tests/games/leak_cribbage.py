@@ -173,12 +173,11 @@ class Knowledge:
             assert not leaked, f"{where}: seat {seat} was sent {sorted(leaked)} in {e}"
 
 
-def due_hand(game: Game, seat: int, now: int) -> set[str]:
-    """The seat's own unplayed cards once every deadline due at ``now`` has run (the truth:
-    the engine's rules on the stored snapshot, not its view)."""
-    game.refresh_from_db()
+def due_hands(game: Game, now: int) -> list[set[str]]:
+    """Each seat's own unplayed cards once every deadline due at ``now`` has run (the truth:
+    the engine's rules on the stored snapshot ``game`` holds, not its view)."""
     state, _ = cribbage.advance(cribbage.GameState.from_json(game.state), now)
-    return set(state.round.hands[seat])
+    return [set(hand) for hand in state.round.hands]
 
 
 class CribbageTable(LeakTable):
@@ -189,6 +188,7 @@ class CribbageTable(LeakTable):
     def __init__(self, game: Game, players: list[Any], clocked: bool) -> None:
         super().__init__(game, players, clocked)
         self.know = Knowledge().refresh(game)
+        self.ahead: list[set[str]] = [set(), set()]
 
     @classmethod
     def start(cls, users: list[Any], rng: random.Random, seed: str) -> CribbageTable:
@@ -208,18 +208,22 @@ class CribbageTable(LeakTable):
         return cls(game, players, clocked=move is not None)
 
     def refresh(self) -> None:
+        self.game.refresh_from_db()
         self.know.refresh(self.game)
+
+    def before_options(self, now: int) -> None:
+        # Legal actions are computed at the server's now: a deadline already due is taken into
+        # account before it is stored (a timeout may have dealt anew), so a seat may see its
+        # own hand as it will be once the due deadlines run. Worked out once for every seat:
+        # the seats' reads that follow store nothing.
+        self.ahead = due_hands(self.game, now)
 
     def bad_move(self, rng: random.Random, seat: int) -> dict[str, Any]:
         # A move that cannot be: a card the mover does not hold, or out of turn.
         return {"type": "play", "card": rng.choice(["AS", "KH", "5D", "TC"])}
 
     def check_actions(self, body: Any, seat: int, now: int) -> None:
-        # Legal actions are computed at the server's now: a deadline already due is taken into
-        # account before it is stored (a timeout may have dealt anew), so the seat may see its
-        # own hand as it will be once the due deadlines run.
-        ahead = due_hand(self.game, seat, now)
-        self.know.refresh(self.game).check_state(body, seat, "legal actions", extra=ahead)
+        self.know.check_state(body, seat, "legal actions", extra=self.ahead[seat])
 
     def check_act(self, body: dict[str, Any], seat: int) -> None:
         self.know.check_state(body["state"], seat, "act state", body["version"])

@@ -4,12 +4,14 @@ every response checked against the kind's own knowledge tracker.
 A random game is driven the same way for every game: random clock jumps (each kind's list holds
 its timers' exact boundaries), deadlines swept or fired at random, moves refused on purpose, and
 otherwise a random legal move of a random seat, taken from the legal-actions endpoint of every
-seat.  After every step that stored a new version every seat, a signed-in spectator and an
-anonymous one (no account at all: watching needs none, issue 24) fetch the state and the event
-log (from the start now and then, else since the last event they saw); the anonymous one must be
-answered, with exactly the signed-in spectator's answer (its lobby card and chat too, every few
-steps).  After a step that stored nothing one receiver in turn reads the state.  The caller may
-seat a guest player (``make_guest``).
+seat (read again only once the version or the clock moved: the answer is the game's at that
+version and instant).  After every step that stored a new version every seat, a signed-in
+spectator and an anonymous one (no account at all: watching needs none, issue 24) fetch the state
+and the event log (from the start now and then, else since the last event they saw; the mover's
+state at that version is its move's answer, which the state endpoint's own function made); the
+anonymous one must be answered, with exactly the signed-in spectator's answer (its lobby card
+and chat too, every few steps).  After a step that stored nothing one receiver in turn reads the
+state.  The caller may seat a guest player (``make_guest``).
 Every card code anywhere in any response -- values, keys, and words inside text -- is checked
 by the kind's ``LeakTable``: a tracker written from the rules over the unredacted truth
 (``Event.data``, ``Game.state``) that never calls the engine's view code
@@ -135,7 +137,8 @@ class LeakTable:
         raise NotImplementedError
 
     def refresh(self) -> None:
-        """Take in what the game stored since the last refresh."""
+        """Take in what the game stored since the last refresh, the game's row with it (the
+        harness reads the version and the status from ``self.game``)."""
         raise NotImplementedError
 
     def bad_move(self, rng: random.Random, seat: int) -> dict[str, Any]:
@@ -209,13 +212,18 @@ def play_and_check(
     base = f"/api/v1/games/{game.pk}/"
     seen: dict[int | None, int] = defaultdict(int)
     read_version: int | None = None  # the version every receiver last read
+    # The seats' legal actions as last read, and at which (version, clock): the answer is the
+    # game's at that version and instant, so it cannot differ while neither moved.
+    listed: tuple[int, int] | None = None
+    listing: list[tuple[int, APIClient, Any]] = []
     full_reads = 0
     for step in range(steps or t.steps):
-        game.refresh_from_db()
+        # ``t.refresh()`` read the game at the end of the last step, and reads write nothing.
         if game.status != Game.Status.PLAYING:
             break
         fake_clock.advance(rng.choice(t.jumps if t.clocked else t.calm_jumps))
         refreshed = False  # the tracker took in the step's move (nothing happens after it)
+        acted: tuple[int, int, Any] | None = None  # (seat, version, state) of a 200 answer
         roll = rng.random()
         if roll < t.p_sweep:
             services.game_sweep()
@@ -230,11 +238,16 @@ def play_and_check(
                 move = (seat, c, t.bad_move(rng, seat))
             else:
                 t.before_options(fake_clock.ms)
-                options = []
-                for seat, c in seats:
-                    body = c.get(base + "actions/").json()
-                    t.check_actions(body, seat, fake_clock.ms)
-                    options += [(seat, c, a) for a in body["actions"]]
+                if listed != (game.version, fake_clock.ms):
+                    listing = []
+                    for seat, c in seats:
+                        body = c.get(base + "actions/").json()
+                        t.check_actions(body, seat, fake_clock.ms)
+                        listing += [(seat, c, a) for a in body["actions"]]
+                    listed = (game.version, fake_clock.ms)
+                else:
+                    t.stats["actions listed before"] += 1
+                options = listing
                 if options:
                     move = rng.choice(options)
             if move is not None:
@@ -245,14 +258,16 @@ def play_and_check(
                 refreshed = True
                 if r.status_code == 200:
                     t.stats["acts"] += 1
-                    t.check_act(r.json(), seat)
+                    body = r.json()
+                    t.check_act(body, seat)
+                    acted = (seat, body["version"], body["state"])
                 else:
                     t.stats["refusals"] += 1
                     t.check_refusal(r.json(), seat, action)
         if not refreshed:  # a sweep, a fired deadline, or no move at all
             t.refresh()
         if reads:
-            version = Game.objects.values_list("version", flat=True).get(pk=game.pk)
+            version = game.version  # as ``t.refresh()`` just read it
             if version == read_version:
                 # Nothing new to read: the state at this instant, by one receiver in turn.
                 readers = [*clients, (ANONYMOUS, anonymous)]
@@ -265,7 +280,14 @@ def play_and_check(
                 answers: dict[str, Any] = {}
                 full = full_reads % FULL == 0
                 for seat, c in clients:
-                    state = c.get(base + "state/").json()
+                    if acted is not None and acted[:2] == (seat, version):
+                        # The mover's move answer is its state at this very version, made by
+                        # the state endpoint's own function (``game_payload_for_seat``): no
+                        # second request, the same check.
+                        state = acted[2]
+                        t.stats["states from the move"] += 1
+                    else:
+                        state = c.get(base + "state/").json()
                     t.check_state(state, seat)
                     since = 0 if full else seen[seat]
                     body = c.get(base + "events/", {"since": since}).json()

@@ -330,7 +330,8 @@ class TripleCrownTable(LeakTable):
         self.truth.check_events(events, seat, where)
 
     def check_reads(self, step: int, clients: list[tuple[int | None, APIClient]]) -> None:
-        self.game.refresh_from_db()
+        # ``self.game`` is as the step left it (``refresh``, before the reads, which store
+        # nothing).
         if self.game.status == Game.Status.PLAYING:
             for seat, view in self.views.items():
                 if seat is not None:

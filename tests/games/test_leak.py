@@ -47,20 +47,13 @@ def test_no_response_leaks(kind, game, users, make_user, fake_clock):
     table.coverage()
     assert any(p.username.startswith("guest") for p in table.players)
     assert table.stats["anonymous payloads"] > 0
-
-
-def test_random_cribbage_games_reach_the_show_and_the_end(users, make_user, fake_clock):
-    """The redaction checks cover the moments that matter: shows, hand ends, game end."""
-    types: set[str] = set()
-    finished = 0
-    for i in range(2):
-        table = play_and_check(
-            cribbage.CribbageTable, users, make_user(), fake_clock, seed=f"end-{i}", steps=140
-        )
-        types |= table.types
-        finished += table.stats["finished"]
-    assert {"show", "hand_over", "go", "last_card"} <= types
-    assert finished >= 1
+    if kind == "cribbage":
+        # The redaction checks cover the moments that matter: shows, hand ends, game end --
+        # in these very games (no game of their own): every one reaches the shows and a hand's
+        # end, and the first (played under every profile) the game's end.
+        assert {"show", "hand_over", "go", "last_card"} <= table.types, table.types
+        if game == 0:
+            assert table.stats["finished"], dict(table.stats)
 
 
 # --- the trackers are not vacuous ----------------------------------------------------------
