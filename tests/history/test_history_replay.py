@@ -22,7 +22,7 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -164,11 +164,29 @@ GAMES = [(kind, i) for kind in KINDS for i in range(len(POOL[kind]))]
 
 @dataclass
 class Played:
-    """One of the module's games, and what each receiver was shown live at every version."""
+    """One of the module's games, and what each receiver was shown live at every version.
+
+    ``frames(viewer)`` and ``allowed()``: the replay and the tracker of this game, computed
+    once for the module (both are read by several checks; the game does not change once
+    played, and no check writes to them), instead of once per check."""
 
     game: Game
     rec: Recorder
     n: int
+    _frames: dict[Any, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    _allowed: dict[int, dict[int | None, set[str]]] | None = None
+
+    def frames(self, viewer: Any) -> tuple[str, list[dict[str, Any]]]:
+        """``replay.replay_frames`` of the whole game for ``viewer`` (served, frames)."""
+        if viewer not in self._frames:
+            self._frames[viewer] = replay.replay_frames(game=self.game, viewer=viewer)
+        return self._frames[viewer]
+
+    def allowed(self) -> dict[int, dict[int | None, set[str]]]:
+        """The kind's knowledge tracker over this game (``KNOWLEDGE``)."""
+        if self._allowed is None:
+            self._allowed = KNOWLEDGE[self.game.kind](self.game, self.rec.truth)
+        return self._allowed
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +209,7 @@ def test_every_kinds_seat_replay_is_exactly_what_it_was_shown_live(pool, kind, i
     p = pool[kind][i]
     compared = 0
     for seat in [None, *range(p.n)]:
-        served, frames = replay.replay_frames(game=p.game, viewer=seat)
+        served, frames = p.frames(seat)
         assert served == ("spectator" if seat is None else "seat")
         assert [f["version"] for f in frames] == list(range(1, p.game.version + 1))
         for f in frames:
@@ -228,7 +246,7 @@ def test_full_replay_ends_on_the_stored_state_and_hides_the_deck(pool, i):
     g, rec = pool["crisp"][i].game, pool["crisp"][i].rec
     engine = engine_for(g.kind)
     full = hook(g.kind, "replay")
-    served, frames = replay.replay_frames(game=g, viewer="full")
+    served, frames = pool["crisp"][i].frames("full")
     assert served == "full"
     final = engine.GameState.from_json(g.state)
     assert frames[-1]["state"] == full.full_view(final, frames[-1]["at"])
@@ -245,7 +263,7 @@ def test_full_replay_ends_on_the_stored_state_and_hides_the_deck(pool, i):
 
 def test_window_and_at(pool):
     g = pool["crisp"][0].game
-    _, all_frames = replay.replay_frames(game=g, viewer="full")
+    _, all_frames = pool["crisp"][0].frames("full")
     _, window = replay.replay_frames(game=g, viewer="full", start=5, limit=3)
     assert window == all_frames[4:7]
 
@@ -307,8 +325,8 @@ def test_the_full_replay_never_shows_the_deck(pool, i):
     shows the events before its deal against the ended round's deck."""
     from games.engines.crisp import FULL_DECK
 
-    g, rec = pool["crisp"][i].game, pool["crisp"][i].rec
-    _, frames = replay.replay_frames(game=g, viewer="full")
+    rec = pool["crisp"][i].rec
+    _, frames = pool["crisp"][i].frames("full")
     out_so_far: set[str] = set()
     round_no = None
     in_deck: set[str] = set()
@@ -417,10 +435,10 @@ def test_a_seats_replay_never_shows_more(pool, kind, i):
     a memo) its receiver could not see at that version -- every version, the lobby's too.
     (That each frame is also what the seat was sent live: the test above, on the same games.)"""
     g, rec, n = pool[kind][i].game, pool[kind][i].rec, pool[kind][i].n
-    allowed = KNOWLEDGE[kind](g, rec.truth)
+    allowed = pool[kind][i].allowed()
     checked = 0
     for seat in [None, *range(n)]:
-        _, frames = replay.replay_frames(game=g, viewer=seat)
+        _, frames = pool[kind][i].frames(seat)
         assert [f["version"] for f in frames] == list(range(1, g.version + 1))
         for f in frames:
             v = f["version"]
@@ -438,8 +456,8 @@ def test_the_trackers_catch_a_full_frame_shown_to_a_seat(pool, kind):
     spectator, in every game of the module; in Triple Crown a memo, in some game."""
     memo = False
     for p in pool[kind]:
-        allowed = KNOWLEDGE[kind](p.game, p.rec.truth)
-        _, frames = replay.replay_frames(game=p.game, viewer="full")
+        allowed = p.allowed()
+        _, frames = p.frames("full")
         assert any(cards_in(f) - allowed[f["version"]][0] for f in frames)
         assert any(cards_in(f) - allowed[f["version"]][None] for f in frames)
         seen = [f for f in frames if f["version"] in p.rec.truth]
@@ -461,7 +479,7 @@ def test_cribbage_full_replay_shows_the_hands_but_never_the_stock_nor_who_laid_a
 
     g, rec = pool["cribbage"][i].game, pool["cribbage"][i].rec
     engine, full = engine_for("cribbage"), hook("cribbage", "replay")
-    served, frames = replay.replay_frames(game=g, viewer="full")
+    served, frames = pool["cribbage"][i].frames("full")
     assert served == "full"
     assert frames[-1]["state"] == full.full_view(
         engine.GameState.from_json(g.state), frames[-1]["at"]
@@ -499,7 +517,7 @@ def test_cribbage_full_replay_shows_the_hands_but_never_the_stock_nor_who_laid_a
                 assert e["data"]["deck"] is None and e["data"]["hands"] == [None, None]
     assert filled > 20 and one_laid > 0
     # More than the spectator saw: both kept hands in the play.
-    _, spectator = replay.replay_frames(game=g, viewer=None)
+    _, spectator = pool["cribbage"][i].frames(None)
     assert any(
         a["state"]["hands"] != b["state"]["hands"]
         for a, b in zip(frames, spectator, strict=True)
@@ -511,7 +529,7 @@ def test_cribbage_full_replay_shows_the_hands_but_never_the_stock_nor_who_laid_a
 def test_triple_crown_full_replay_shows_hands_roles_and_memo_but_not_the_deck(pool, i):
     g, rec = pool["triple_crown"][i].game, pool["triple_crown"][i].rec
     engine, full = engine_for("triple_crown"), hook("triple_crown", "replay")
-    served, frames = replay.replay_frames(game=g, viewer="full")
+    served, frames = pool["triple_crown"][i].frames("full")
     assert served == "full"
     memos = 0
     for f in frames:
