@@ -7,8 +7,9 @@ deterministic enough: the browser only has to draw the state, and the tests meas
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,14 @@ def inside(a: dict[str, float], outer: dict[str, float]) -> bool:
         and a["top"] >= outer["top"] - 0.5
         and a["bottom"] <= outer["bottom"] + 0.5
     )
+
+
+@contextlib.contextmanager
+def at(size: str) -> Iterator[None]:
+    """Name the size (phone, desktop) in a failure of the block: one test looks at both on the
+    one game it played (issue 20: a game per size was played twice over)."""
+    try:
+        yield
+    except BaseException as error:
+        error.add_note(f"(at the {size} size)")
+        raise

@@ -14,10 +14,9 @@ look (taken once per seat), is why the seats test's two sizes are two players' v
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,12 @@ import pytest
 from games import services
 from games.models import Event
 from tests.e2e import layout_kit as kit
+from tests.e2e.layout_kit import at
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
 #: The sizes each two-size test measures, in order.
 BOTH = ("phone", "desktop")
-
-
-@contextlib.contextmanager
-def at(viewport: str) -> Iterator[None]:
-    """Name the size in a failure of the block: one test now measures both."""
-    try:
-        yield
-    except BaseException as error:
-        error.add_note(f"(at the {viewport} size)")
-        raise
 
 
 def on_each_size(

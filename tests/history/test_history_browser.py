@@ -10,7 +10,6 @@ the state names the cards, face down where it gives only a count.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -22,6 +21,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from tests.e2e.layout_kit import at
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts" / "history"
@@ -32,16 +33,6 @@ VIEWPORTS = {
 #: The sizes each test looks at, in turn, on the one game it played (issue 20: a game per size
 #: was played twice over, and its database emptied twice).
 DEVICES = ("phone", "desktop")
-
-
-@contextlib.contextmanager
-def at(device: str) -> Iterator[None]:
-    """Name the size in a failure of the block: one test looks at both."""
-    try:
-        yield
-    except BaseException as error:
-        error.add_note(f"(at the {device} size)")
-        raise
 
 
 @pytest.fixture(scope="module")
