@@ -15,8 +15,10 @@ over real WebSockets for `--seconds` (bench/live.py's bots, human pace), and pri
 * action → every seat p50 / p99;
 * the PostgreSQL CPU one new backend costs (measured after the run: 300 connect/close), and so
   what the backends opened cost per action;
-* the transactions committed in the run's database per action (``pg_stat_database``: this
-  database only, so other databases on the server do not count);
+* the transactions committed in the run's database per action, and the time its backends
+  spent running statements (``pg_stat_database``: this database only, so other databases on
+  the server do not count; wall time, so a busy machine's run queue counts in it);
+* the private Redis server's CPU per action;
 * with ``--fires``: the timers fired (entries the workers' loops popped) and the entries
   removed unfired as stale, per action -- counted by a Redis ``MONITOR`` in a process of its
   own (``[lua]`` commands: a pop's ``ZREM`` follows its ``ZRANGEBYSCORE``), which costs Redis
@@ -84,16 +86,17 @@ def sessions(database_url: str) -> int:
     return int(count)
 
 
-def transactions(database_url: str) -> int:
-    """Transactions committed or rolled back in the database so far (``pg_stat_database``)."""
+def transactions(database_url: str) -> tuple[int, float]:
+    """Transactions committed or rolled back in the database so far, and the time its
+    backends spent running statements (ms; ``pg_stat_database``: this database only)."""
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        (count,) = conn.execute(
-            "SELECT xact_commit + xact_rollback FROM pg_stat_database "
+        count, active = conn.execute(
+            "SELECT xact_commit + xact_rollback, active_time FROM pg_stat_database "
             "WHERE datname = current_database()"
         ).fetchone()
-    return int(count)
+    return int(count), float(active)
 
 
 def monitor_fires(url: str, out: Path) -> None:
@@ -316,8 +319,9 @@ def main() -> None:
                 logs,
             )
             time.sleep(1)
-        xacts0 = transactions(args.database_url)
+        xacts0, active0 = transactions(args.database_url)
         cpu0 = {p.name: cpu_seconds(p.p.pid) for p in procs}
+        redis0 = cpu_seconds(redis.process.pid)
         pg0 = postgres_children_cpu(args.database_url)
         sessions0, t0 = sessions(args.database_url), time.monotonic()
         result = asyncio.run(live.run_tables([port], tables, args.seconds, start_games, (0.5, 2.0)))
@@ -325,6 +329,7 @@ def main() -> None:
         opened = sessions(args.database_url) - sessions0 - 1  # less our own probe
         cpu = {p.name: cpu_seconds(p.p.pid) - cpu0[p.name] for p in procs}
         pg = postgres_children_cpu(args.database_url) - pg0
+        redis_cpu = cpu_seconds(redis.process.pid) - redis0
         if monitor is not None:
             monitor.stop()
         acts = max(1, result["acts"])
@@ -352,8 +357,16 @@ def main() -> None:
             f"(server-wide) -> with it {(total + pg) / acts * 1000:.1f} ms/action"
         )
         time.sleep(1.5)  # backends report their statistics within a second
-        xacts = transactions(args.database_url) - xacts0 - 1  # less our own probe
-        print(f"  {'xacts':<8} {xacts} in this database ({xacts / acts:.2f} per action)")
+        xacts, active = transactions(args.database_url)
+        xacts, active = xacts - xacts0 - 1, active - active0  # less our own probe
+        print(
+            f"  {'xacts':<8} {xacts} in this database ({xacts / acts:.2f} per action), "
+            f"statements {active / acts:.1f} ms/action (wall)"
+        )
+        print(
+            f"  {'redis':<8} {redis_cpu:7.2f} s CPU  {redis_cpu / acts * 1000:7.1f} ms/action"
+            + (" (with the MONITOR of --fires)" if monitor is not None else "")
+        )
         if monitor is not None:
             popped, removed = (int(n) for n in fires_file.read_text().split())
             print(
