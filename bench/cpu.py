@@ -14,7 +14,15 @@ over real WebSockets for `--seconds` (bench/live.py's bots, human pace), and pri
 * the changes (versions) those actions, timers and starts made, and the CPU per change;
 * action → every seat p50 / p99;
 * the PostgreSQL CPU one new backend costs (measured after the run: 300 connect/close), and so
-  what the backends opened cost per action.
+  what the backends opened cost per action;
+* the transactions committed in the run's database per action, and the time its backends
+  spent running statements (``pg_stat_database``: this database only, so other databases on
+  the server do not count; wall time, so a busy machine's run queue counts in it);
+* the private Redis server's CPU per action;
+* with ``--fires``: the timers fired (entries the workers' loops popped) and the entries
+  removed unfired as stale, per action -- counted by a Redis ``MONITOR`` in a process of its
+  own (``[lua]`` commands: a pop's ``ZREM`` follows its ``ZRANGEBYSCORE``), which costs Redis
+  some CPU (Redis is not among the processes measured) in either tree alike.
 
 The tables are set up before the measurement starts, by this checkout's service layer (the
 schema must be the same in both trees).
@@ -78,6 +86,53 @@ def sessions(database_url: str) -> int:
     return int(count)
 
 
+def transactions(database_url: str) -> tuple[int, float]:
+    """Transactions committed or rolled back in the database so far, and the time its
+    backends spent running statements (ms; ``pg_stat_database``: this database only)."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        count, active = conn.execute(
+            "SELECT xact_commit + xact_rollback, active_time FROM pg_stat_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    return int(count), float(active)
+
+
+def monitor_fires(url: str, out: Path) -> None:
+    """Count, until SIGTERM, the timers' entries popped (fired) and removed unfired (stale),
+    from Redis's ``MONITOR`` of the commands the timers' scripts run; write them to ``out``.
+
+    A pop (``games.timers._POP_DUE``) removes the entries it pops with a ``ZREM`` right after
+    its ``ZRANGEBYSCORE``; any other scripted ``ZREM`` of the set removes entries unfired.
+    """
+    import signal
+
+    import redis as redis_py
+
+    def stop(*_: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    popped = removed = 0
+    previous = ""
+    try:
+        with redis_py.Redis.from_url(url).monitor() as monitor:
+            for entry in monitor.listen():
+                if entry.get("client_type") != "lua":
+                    continue
+                words = entry["command"].split(" ")
+                name = words[0].upper()
+                if name == "ZREM" and len(words) > 1 and words[1].endswith(":timers"):
+                    if previous == "ZRANGEBYSCORE":
+                        popped += len(words) - 2
+                    else:
+                        removed += len(words) - 2
+                previous = name
+    finally:
+        out.write_text(f"{popped} {removed}\n")
+
+
 def postgres_children_cpu(database_url: str) -> float:
     """CPU of every PostgreSQL backend, ended (reaped by the postmaster) and live, in seconds.
 
@@ -111,6 +166,9 @@ def backend_cost_ms(database_url: str, n: int = 300) -> float:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--monitor-fires"]:  # the counting process of ``--fires``
+        monitor_fires(sys.argv[2], Path(sys.argv[3]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database-url", required=True, help="PostgreSQL (the figure's point)")
     parser.add_argument("--tree", default=str(BASE_DIR), help="code tree the servers run from")
@@ -123,6 +181,11 @@ def main() -> None:
         help="the draw clock (as bench/live.py: a quarter of first draws time out)",
     )
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the servers")
+    parser.add_argument(
+        "--fires",
+        action="store_true",
+        help="count the timers fired and removed unfired (a Redis MONITOR; module docstring)",
+    )
     args = parser.parse_args()
     tree = Path(args.tree).resolve()
     live = _load_live()
@@ -246,7 +309,19 @@ def main() -> None:
             return sum(Game.objects.filter(pk__in=ids).values_list("version", flat=True))
 
         versions0 = versions()
+        fires_file = logs / "fires"
+        monitor = None
+        if args.fires:
+            monitor = Proc(
+                "monitor",
+                [str(BIN / "python"), __file__, "--monitor-fires", redis.url, str(fires_file)],
+                base,
+                logs,
+            )
+            time.sleep(1)
+        xacts0, active0 = transactions(args.database_url)
         cpu0 = {p.name: cpu_seconds(p.p.pid) for p in procs}
+        redis0 = cpu_seconds(redis.process.pid)
         pg0 = postgres_children_cpu(args.database_url)
         sessions0, t0 = sessions(args.database_url), time.monotonic()
         result = asyncio.run(live.run_tables([port], tables, args.seconds, start_games, (0.5, 2.0)))
@@ -254,6 +329,9 @@ def main() -> None:
         opened = sessions(args.database_url) - sessions0 - 1  # less our own probe
         cpu = {p.name: cpu_seconds(p.p.pid) - cpu0[p.name] for p in procs}
         pg = postgres_children_cpu(args.database_url) - pg0
+        redis_cpu = cpu_seconds(redis.process.pid) - redis0
+        if monitor is not None:
+            monitor.stop()
         acts = max(1, result["acts"])
         # Every committed change (an action, a timer, the start) bumps its game's version once.
         changes = max(1, versions() - versions0)
@@ -278,6 +356,23 @@ def main() -> None:
             f"  {'postgres':<8} {pg:7.2f} s CPU  {pg / acts * 1000:7.1f} ms/action "
             f"(server-wide) -> with it {(total + pg) / acts * 1000:.1f} ms/action"
         )
+        time.sleep(1.5)  # backends report their statistics within a second
+        xacts, active = transactions(args.database_url)
+        xacts, active = xacts - xacts0 - 1, active - active0  # less our own probe
+        print(
+            f"  {'xacts':<8} {xacts} in this database ({xacts / acts:.2f} per action), "
+            f"statements {active / acts:.1f} ms/action (wall)"
+        )
+        print(
+            f"  {'redis':<8} {redis_cpu:7.2f} s CPU  {redis_cpu / acts * 1000:7.1f} ms/action"
+            + (" (with the MONITOR of --fires)" if monitor is not None else "")
+        )
+        if monitor is not None:
+            popped, removed = (int(n) for n in fires_file.read_text().split())
+            print(
+                f"  {'timers':<8} {popped} fired ({popped / acts:.2f} per action), "
+                f"{removed} removed unfired ({removed / acts:.2f} per action)"
+            )
         print(live.line("action -> every seat's socket", result["every_seat"]))
         cost = backend_cost_ms(args.database_url)
         print(

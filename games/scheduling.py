@@ -5,8 +5,9 @@ name then, so tests can stand in for this module); each goes to the process's li
 (``games.broadcast.dispatcher``), so the change's author (a daphne database thread, a worker
 thread) does not wait on Redis or the broker:
 
-* ``schedule_deadlines`` puts every pending deadline in the timers' Redis sorted set
-  (``games.timers``), whose loop in each Celery worker fires it when due
+* ``schedule_deadlines`` makes the game's entries in the timers' Redis sorted set
+  (``games.timers``) exactly the deadlines its change leaves pending (removing those no
+  longer pending); a loop in each Celery worker fires each when due
   (``games.tasks.fire_timer``);
 * ``schedule_bots`` queues each computer player's turn (the Celery task ``games.bot_move``,
   sent by name) after its think time.
@@ -32,23 +33,36 @@ logger = logging.getLogger(__name__)
 BOT_MOVE_TASK = "games.bot_move"
 
 
-def schedule_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Schedule every ``(key, due)`` (``enqueue_deadlines``); called on commit by the service
-    layer, handed to the process's live thread."""
+def schedule_deadlines(
+    game_id: int, deadlines: list[tuple[str, datetime]], version: int | None = None
+) -> None:
+    """Make the game's timers ``deadlines`` (``(key, due)``, every timer the change of
+    ``version`` leaves pending; ``enqueue_deadlines``); called on commit by the service layer,
+    handed to the process's live thread."""
     deadlines = list(deadlines)
-    broadcast.dispatcher.submit(lambda: enqueue_deadlines(game_id, deadlines))
+    broadcast.dispatcher.submit(lambda: enqueue_deadlines(game_id, deadlines, version))
 
 
-def enqueue_deadlines(game_id: int, deadlines: list[tuple[str, datetime]]) -> None:
-    """Put every ``(key, due)`` in the timers' sorted set (``games.timers.add``: one ``ZADD``; a
-    key already waiting keeps its place).
+def enqueue_deadlines(
+    game_id: int, deadlines: list[tuple[str, datetime]], version: int | None = None
+) -> None:
+    """Make the game's entries in the timers' sorted set exactly ``deadlines``, as of the
+    change of ``version`` (``games.timers.replace``: one ``EVALSHA``): the keys no longer
+    pending are removed -- their entries would each cost a worker a transaction to find them
+    stale --, the new ones added; a key already waiting keeps its place; a call older than
+    the last one applied for the game changes nothing.  Without a version, only adds
+    (``games.timers.add``).
 
-    Every change of a game passes all its pending deadlines, so the same key arrives many times
+    Every change of a game passes all its pending timers, so the same key arrives many times
     (a window stays pending over several changes); only the first stays. Never raises: the
-    commit has happened, and if Redis is down the sweep enforces the deadline instead.
+    commit has happened, and if Redis is down the sweep enforces the deadline instead (a stale
+    entry left behind fires as a no-op).
     """
     try:
-        timers.add(timers.client(), game_id, deadlines)
+        if version is None:
+            timers.add(timers.client(), game_id, deadlines)
+        else:
+            timers.replace(timers.client(), game_id, version, deadlines)
     except redis.RedisError:
         logger.warning("deadlines of game %s not scheduled; the sweep will enforce them", game_id)
 

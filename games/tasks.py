@@ -3,12 +3,14 @@
 (Every deadline the service layer passes: an engine's silent deadlines -- Crisp's
 ``may_start`` -- get none, and what follows them is passed instead; ``services.commit._timers``.)
 
-The service layer schedules on commit through ``games.scheduling``: every pending deadline of
-the game goes into one Redis sorted set that a loop in each Celery worker process fires when due
-(``games.timers``, firing through `fire_timer`), and each computer player's turn is queued as
-the `bot_move` task. Firing only asks the service layer to apply its key; the engine decides
-whether the key is still pending and due, so a stale or duplicated firing changes nothing. That
-makes every failure mode safe in the same direction:
+The service layer schedules on commit through ``games.scheduling``: the game's entries in one
+Redis sorted set become exactly the deadlines its change leaves pending (those a change
+resolved are removed, not fired for nothing), and a loop in each Celery worker process fires
+each when due (``games.timers``, firing through `fire_timer`); each computer player's turn is
+queued as the `bot_move` task. Firing only asks the service layer to apply its key; the engine
+decides whether the key is still pending and due, so a stale or duplicated firing changes
+nothing (removing stale entries is only an optimisation). That makes every failure mode safe
+in the same direction:
 
 * a deadline that is never fired (Redis restarted without persistence, a worker killed between
   popping an entry and firing it, no worker running) is covered by `sweep`, which Celery beat

@@ -6,11 +6,20 @@ tasks (bench/RESULTS.md, the worker's profile: 51 % Celery + kombu, 38 % the tim
 transactions), and the web process paid for publishing them. Here a deadline costs one `ZADD`
 when it is scheduled and a share of one Lua call when it is due.
 
-* `add` (called on commit through `games.scheduling.schedule_deadlines`, on the process's live
-  thread) puts ``"<game id>|<key>"`` in the set with its due instant (ms) as the score, `NX`:
-  a key already waiting keeps its place, so the many changes that pass the same pending key
-  schedule it once.  When the set's earliest instant moves earlier, it leaves one token in a
-  wake-up list.
+* `replace` (called on commit through `games.scheduling.schedule_deadlines`, on the process's
+  live thread) makes the game's entries exactly the timers its change leaves pending: it puts
+  ``"<game id>|<key>"`` in the set with its due instant (ms) as the score, `NX` -- a key
+  already waiting keeps its place, so the many changes that pass the same pending key schedule
+  it once -- and removes the entries of the keys the change no longer leaves pending.  Why
+  remove them: a Crisp turn schedules its draw clock, the player draws within seconds, and
+  the entry left behind cost a worker a transaction to find it stale (about 60 % of the
+  worker's CPU, bench/results/session18-stale.md).  It knows which keys it scheduled from a
+  small per-game record (`record_key`) holding them and the version of the change that
+  scheduled them; a call of an older version than the record's (two changes of one game
+  handed over by two processes may reach Redis out of order) changes nothing, so it can
+  neither remove a newer change's timers nor bring back stale ones.  When the set's earliest
+  instant moves earlier, it leaves one token in a wake-up list.  `add` only adds (``NX``),
+  touching no record: the loop's put-back of entries it popped but could not fire.
 * `TimerLoop`, one thread per Celery worker process (`crisp_site/celery.py` starts it once the
   process is set up), pops what is due -- atomically, so several workers never fire the same
   entry twice -- and hands each to a few threads that ask the service layer to fire it
@@ -24,9 +33,11 @@ when it is scheduled and a share of one Lua call when it is due.
   (every 10 ms) cost more worker CPU than the countdown tasks it replaced (bench/RESULTS.md).
 
 The safety net is unchanged: the engine decides whether a key is still pending and due, so a
-stale, duplicated or late firing changes nothing, and the periodic sweep enforces from the
-database every deadline whose entry was lost (Redis restarted without persistence, a worker
-killed between popping an entry and firing it).
+stale, duplicated or late firing changes nothing (removing stale entries is only an
+optimisation: one that escapes it, e.g. popped while its key was being resolved, is a
+no-op), and the periodic sweep enforces from the database every deadline whose entry was
+lost (Redis restarted without persistence, a worker killed between popping an entry and
+firing it, Redis down when a change was scheduled).
 """
 
 from __future__ import annotations
@@ -57,6 +68,50 @@ if #after > 0 and (#before == 0 or tonumber(after[2]) < tonumber(before[2])) the
 end
 return 0
 """
+
+#: Make the game's entries exactly the (score, key) pairs of ARGV[5..] -- unless the game's
+#: record KEYS[3] says a change of version ARGV[1] or newer already did (then nothing).  The
+#: entries ("ARGV[2]<key>") of the keys the record holds and ARGV no longer lists are removed,
+#: the listed ones added NX; the record then holds the version and the listed keys, and
+#: expires ARGV[3] ms after the latest of ARGV[4] (now) and their instants.  The wake-up rule
+#: is `_ADD`'s.
+_REPLACE = """
+local seen = redis.call('HGET', KEYS[3], 'v')
+if seen and tonumber(seen) >= tonumber(ARGV[1]) then return 0 end
+local before = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local listed = {}
+for i = 5, #ARGV, 2 do listed[ARGV[i + 1]] = true end
+local gone = {}
+for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
+  local key = string.sub(field, 3)
+  if string.sub(field, 1, 2) == 'k:' and not listed[key] then gone[#gone + 1] = ARGV[2] .. key end
+end
+for i = 1, #gone, 500 do
+  redis.call('ZREM', KEYS[1], unpack(gone, i, math.min(i + 499, #gone)))
+end
+redis.call('DEL', KEYS[3])
+local record = {'v', ARGV[1]}
+local last = tonumber(ARGV[4])
+for i = 5, #ARGV, 2 do
+  redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[2] .. ARGV[i + 1])
+  record[#record + 1] = 'k:' .. ARGV[i + 1]
+  record[#record + 1] = ARGV[i]
+  if tonumber(ARGV[i]) > last then last = tonumber(ARGV[i]) end
+end
+redis.call('HSET', KEYS[3], unpack(record))
+redis.call('PEXPIREAT', KEYS[3], last + tonumber(ARGV[3]))
+local after = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #after > 0 and (#before == 0 or tonumber(after[2]) < tonumber(before[2])) then
+  redis.call('DEL', KEYS[2])
+  redis.call('RPUSH', KEYS[2], after[2])
+end
+return 1
+"""
+
+#: How long a game's record (`_REPLACE`) outlives its latest timer (or the change, if it left
+#: none): long enough that a call handed over late (seconds at worst) still finds it and is
+#: dropped.  Past it, such a call would only add entries that fire as no-ops.
+RECORD_GRACE_MS = 10 * 60 * 1000
 
 #: A wait shorter than this is slept in Python; a longer one blocks on the wake-up list until
 #: this long before the instant (Redis rounds a BLPOP's timeout up to its 100 ms tick).
@@ -122,6 +177,36 @@ def add(client: redis.Redis, game_id: int, deadlines: Iterable[tuple[str, dateti
         args += [_ms(due), f"{game_id}|{key}"]
     if args:
         _script(client, _ADD)(keys=[set_key(), wake_key()], args=args, client=client)
+
+
+def record_key(game_id: int) -> str:
+    """The game's record (`replace`): the version of the last change that scheduled its
+    timers, and their keys."""
+    return f"{set_key()}:game:{game_id}"
+
+
+def replace(
+    client: redis.Redis,
+    game_id: int,
+    version: int,
+    deadlines: Iterable[tuple[str, datetime]],
+    *,
+    now_ms: int | None = None,
+) -> bool:
+    """Make the game's timers exactly ``deadlines`` (``(key, due)``), as of the change of
+    ``version``: the entries of the keys it no longer lists are removed, the new ones added
+    (a key already waiting keeps its place).  False: a change of this version or a newer one
+    already scheduled, and nothing changed (module docstring).  One ``EVALSHA``."""
+    args: list[Any] = [
+        version,
+        f"{game_id}|",
+        RECORD_GRACE_MS,
+        int(time.time() * 1000) if now_ms is None else now_ms,
+    ]
+    for key, due in deadlines:
+        args += [_ms(due), key]
+    keys = [set_key(), wake_key(), record_key(game_id)]
+    return bool(_script(client, _REPLACE)(keys=keys, args=args, client=client))
 
 
 def pop_due(

@@ -857,19 +857,28 @@ def _announce(
     callbacks log instead of raising: a broadcast that fails after the commit must not turn a
     successful, committed change into an error response -- clients resync by version.
     ``change``: what was committed, so the broadcast need not read it back.
+
+    ``deadlines`` are every timer the change leaves pending, and scheduling makes the game's
+    timers exactly these, as of ``version`` (``games.scheduling.schedule_deadlines``): so an
+    engine's change (``change`` given) is scheduled even with none left -- a key it resolved,
+    a finished game, leaves no entry behind to be fired for nothing.  A lobby change (no
+    ``change``: ``_lobby_change``) leaves the engine's deadlines as they were and schedules
+    nothing; a game stopped by one keeps its entries, which fire as no-ops (not playing).
     """
 
     def broadcast() -> None:
         importlib.import_module("games.broadcast").game_changed(game_id, version, change)
 
     def schedule() -> None:
-        importlib.import_module("games.scheduling").schedule_deadlines(game_id, deadlines)
+        importlib.import_module("games.scheduling").schedule_deadlines(
+            game_id, deadlines, version=version
+        )
 
     def wake_bots() -> None:
         importlib.import_module("games.scheduling").schedule_bots(game_id, version, bot_moves or [])
 
     transaction.on_commit(broadcast, robust=True)
-    if deadlines:
+    if deadlines or change is not None:
         transaction.on_commit(schedule, robust=True)
     if bot_moves:
         transaction.on_commit(wake_bots, robust=True)

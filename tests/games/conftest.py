@@ -88,7 +88,7 @@ def stand_in_live_layer(monkeypatch: pytest.MonkeyPatch) -> LiveCalls:
     )
     broadcast.turns_changed = lambda user_ids: calls.turns.append(list(user_ids))  # type: ignore[attr-defined]
     scheduling = types.ModuleType("games.scheduling")
-    scheduling.schedule_deadlines = lambda game_id, deadlines: calls.scheduled.append(  # type: ignore[attr-defined]
+    scheduling.schedule_deadlines = lambda game_id, deadlines, version=None: calls.scheduled.append(  # type: ignore[attr-defined]
         (game_id, list(deadlines))
     )
     scheduling.schedule_bots = lambda game_id, version, moves: calls.bots.append(  # type: ignore[attr-defined]

@@ -113,7 +113,7 @@ def scheduled(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, list[tuple[str
     calls: list[tuple[int, list[tuple[str, Any]]]] = []
     monkeypatch.setattr(
         "games.scheduling.schedule_deadlines",
-        lambda game_id, deadlines: calls.append((game_id, list(deadlines))),
+        lambda game_id, deadlines, version=None: calls.append((game_id, list(deadlines))),
     )
     return calls
 

@@ -80,7 +80,9 @@ async def test_token_client_without_origin_connects_but_a_foreign_origin_is_refu
     from accounts.services import token_create
     from tests.live.conftest import make_game, make_user
 
-    monkeypatch.setattr("games.scheduling.schedule_deadlines", lambda game_id, deadlines: None)
+    monkeypatch.setattr(
+        "games.scheduling.schedule_deadlines", lambda game_id, deadlines, version=None: None
+    )
 
     def setup() -> tuple[int, str]:
         players = [make_user(), make_user()]
