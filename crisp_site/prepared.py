@@ -93,17 +93,49 @@ _PREPARING: dict[type, type] = {}
 
 
 def _preparing_cursor(base: type) -> type:
-    """``base`` (Django's server-side binding psycopg cursor) with ``prepare=True`` by default."""
+    """``base`` (Django's server-side binding psycopg cursor) with ``prepare=True`` by default,
+    its statements' ``%s`` turned into ``$n`` once per process.
+
+    Why the second: psycopg caches that conversion only for statements under 4 KB and 50
+    parameters, and the change's write (``ChangeWrite``: its inserts and the seats' update in
+    one statement) is longer: converted again on every action it cost the daphne's thread more
+    than the binding saved (bench/results/session18-pgbind.md). The statements here are the
+    hot path's few shapes, SQL written once per process.
+    """
     found = _PREPARING.get(base)
     if found is None:
+        from psycopg._queries import PostgresQuery, _query2pg_nocache
+
+        class ConvertedOnce(PostgresQuery):
+            __slots__ = ()
+
+            def convert(self, query: Any, vars: Any) -> None:
+                if vars is None or not isinstance(query, str | bytes):
+                    return super().convert(query, vars)
+                key = (query, self._tx.encoding)
+                converted = _CONVERTED.get(key)
+                if converted is None:
+                    converted = _query2pg_nocache(self._ensure_bytes(query), self._tx.encoding)
+                    if len(_CONVERTED) < _CONVERTED_MAX:
+                        _CONVERTED[key] = converted
+                self.query, self._want_formats, self._order, self._parts = converted
+                self.dump(vars)
+                return None
 
         class PreparingCursor(base):  # type: ignore[misc, valid-type]
+            _query_cls = ConvertedOnce
+
             def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
                 kwargs.setdefault("prepare", True)
                 return super().execute(query, params, **kwargs)
 
         found = _PREPARING[base] = PreparingCursor
     return found
+
+
+#: ``ConvertedOnce``'s statements (the hot path's shapes: a few dozen) and their bound.
+_CONVERTED: dict[tuple[Any, str], Any] = {}
+_CONVERTED_MAX = 512
 
 
 @dataclass(frozen=True)
