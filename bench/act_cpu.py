@@ -12,6 +12,15 @@ action, free of the other processes' load. The broadcast runs on the live thread
 it (`bench/cpu.py` counts it). The code measured is `--tree`'s (imported first); the players
 draw and discard (a King played) in turn, as bench/live.py's do, with no draw left to time out.
 
+Beside the thread's CPU it reports the PostgreSQL backends' CPU per action (session 18): the
+run time (`/proc/PID/schedstat`, ns) of every client backend of the bench's own database (the
+process's pooled connections, listed after the warm-up), summed around each action.
+
+`--switch` (session 18): the A/B in one process, turn by turn (a draw and its discard; each
+table each way in turn): every other turn with the hot path's server-side binding off
+(`crisp_site.prepared.SERVER_BINDING`, psycopg's preparing off: main's path) and on; both
+columns printed. A loaded machine moves both alike.
+
 `--timers`: measures timers instead (`services.game_fire_deadline`, a worker thread's cost per
 timer). After each player's draw and discard the next player's draw clock is fired at once
 (the process's clock, `games.clock.now_ms`, moved on to its instant); with 3 seats no seat
@@ -40,6 +49,9 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=600, help="measured (after 100 warm-up)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
     parser.add_argument("--timers", action="store_true", help="measure timers, not actions")
+    parser.add_argument(
+        "--switch", action="store_true", help="server-side binding off/on, action by action"
+    )
     args = parser.parse_args()
     tree = Path(args.tree).resolve()
     sys.path.insert(0, str(tree))
@@ -95,7 +107,24 @@ def main() -> None:
         )
     time.sleep(0.05)
     by_game = {g: {s.number: s.user for s in Game.objects.get(pk=g).seats.all()} for g, _ in tables}
+    from django.db import connection
+
     costs: list[float] = []
+    backend_costs: list[float] = []
+    #: --switch: (binding on?, thread ms, backends ms) per measured action or timer
+    switched: list[tuple[bool, float, float]] = []
+
+    def switch() -> None:
+        """--switch: flip the hot path's binding before each measured call."""
+        if not args.switch:
+            return
+        from crisp_site import prepared as binding
+
+        binding.SERVER_BINDING = not binding.SERVER_BINDING
+        if not binding.SERVER_BINDING and connection.connection is not None:
+            connection.connection.prepare_threshold = None
+
+    pids: list[int] = []
     done = 0
     while done < args.actions + 100:
         for game_id, _ in tables:
@@ -111,11 +140,16 @@ def main() -> None:
             elif wait > 0:
                 time.sleep(wait / 1000 + 0.002)
             ack: dict[str, Any] = {"events": []}
+            if not args.timers:
+                switch()  # per turn: each way gets as many draws as discards
             for action in ({"type": "draw", "source": "deck"}, None):
                 if action is None:
                     held = [e for e in ack["events"] if e["type"] == "draw"]
                     card = held[-1]["data"].get("card") if held else None
                     action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                if done == 100 and not pids:
+                    pids = _backends()
+                b0 = _backends_ns(pids)
                 t0 = time.thread_time()
                 try:
                     _, ack = consumers._act(game_id, user, {"action": action})
@@ -124,6 +158,8 @@ def main() -> None:
                 if not args.timers:
                     if done >= 100:
                         costs.append(time.thread_time() - t0)
+                        backend_costs.append((_backends_ns(pids) - b0) / 1e6)
+                        switched.append(_mode(costs[-1] * 1000, backend_costs[-1]))
                     done += 1
             else:
                 if args.timers:
@@ -132,11 +168,19 @@ def main() -> None:
                     if not due:
                         continue
                     skew[0] += max(0, due[0]["at"] - clock.now_ms())
+                    if done >= 100 and not pids:
+                        pids = _backends()
+                    switch()
+                    b0 = _backends_ns(pids)
                     t0 = time.thread_time()
                     fired = services.game_fire_deadline(game_id=game_id, key=due[0]["key"])
                     if fired and done >= 100:
                         costs.append(time.thread_time() - t0)
+                        backend_costs.append((_backends_ns(pids) - b0) / 1e6)
+                        switched.append(_mode(costs[-1] * 1000, backend_costs[-1]))
                     done += fired
+        if len(tables) % 2 == 0:
+            switch()  # each table runs each way in turn, not always the same one
     del users
     costs_ms = sorted(c * 1000 for c in costs)
     print(
@@ -145,10 +189,59 @@ def main() -> None:
         f"mean {statistics.fmean(costs_ms):.3f} ms, median {statistics.median(costs_ms):.3f}, "
         f"p90 {costs_ms[int(0.9 * (len(costs_ms) - 1))]:.3f}"
     )
+    backend_ms = sorted(backend_costs)
+    print(
+        f"  PostgreSQL backends' CPU per {'timer' if args.timers else 'action'} "
+        f"({len(pids)} backends): mean {statistics.fmean(backend_ms):.3f} ms, "
+        f"median {statistics.median(backend_ms):.3f}, "
+        f"p90 {backend_ms[int(0.9 * (len(backend_ms) - 1))]:.3f}"
+        + ("" if _backends() == pids else "  (the backends changed during the run)")
+    )
+    if args.switch:
+        for on in (False, True):
+            mine = [(t, b) for mode, t, b in switched if mode is on]
+            thread, backend = sorted(t for t, _ in mine), sorted(b for _, b in mine)
+            print(
+                f"  binding {'on ' if on else 'off'} ({len(mine)}): thread mean "
+                f"{statistics.fmean(thread):.3f} median {statistics.median(thread):.3f}; "
+                f"backends mean {statistics.fmean(backend):.3f} "
+                f"median {statistics.median(backend):.3f} ms"
+            )
     for game_id, _ in tables:
         Game.objects.filter(pk=game_id).update(
             status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
         )
+
+
+def _mode(thread_ms: float, backend_ms: float) -> tuple[bool, float, float]:
+    """A measured call with the binding it ran with (--switch; True without it)."""
+    from crisp_site import prepared as binding
+
+    return bool(getattr(binding, "SERVER_BINDING", True)), thread_ms, backend_ms
+
+
+def _backends() -> list[int]:
+    """The client backends of this bench's database: this process's pooled connections."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND backend_type = 'client backend' ORDER BY pid"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _backends_ns(pids: list[int]) -> int:
+    """Their CPU so far, ns (the scheduler's run time, accounted when a backend sleeps)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:  # a backend gone (the pool's idle reaper): counted no more
+            pass
+    return total
 
 
 if __name__ == "__main__":

@@ -15,6 +15,16 @@ the `EngineCall` row, three `Event` rows, the row's update and two seats' turns 
 wrote them (`create`, `bulk_create`, the prepared update, the `CASE` update) against
 `commit._WRITE_CHANGE` (one statement on PostgreSQL). The rows are made before each timed call.
 
+`--binding` (session 18): the hot path's statements bound client-side (psycopg's `ClientCursor`,
+every value quoted into fresh SQL text: `before`, `crisp_site.prepared.SERVER_BINDING` off) against
+bound server-side and prepared once per connection (`after`), alternating call by call on one
+connection: the action's lock + seats, the timer's lock + seats, the change's one write. Beside
+this thread's CPU it reports the PostgreSQL backend's CPU per call (`SELECT pg_backend_pid()`'s
+process: `/proc/PID/schedstat`'s run time, in ns; psutil's user+sys, in 10 ms ticks, is printed
+for the whole run as a cross-check), and then what a transaction's `BEGIN` and `COMMIT` cost: a
+`SELECT 1` in a transaction against in autocommit, and a whole action's database work (lock +
+seats, then the write) in its own transaction.
+
 `--converters` (session 16): instead, the action path's compiled reads with their row converters
 looked up on every call (`before`: Django's `results_iter`, as `Prepared` did until then)
 against worked out once per compiled read (`after`: `Prepared` now), alternating call by call.
@@ -43,6 +53,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument(
         "--converters", action="store_true", help="instead: converters per call against once"
+    )
+    parser.add_argument(
+        "--binding", action="store_true", help="instead: client-side against server-side binding"
     )
     args = parser.parse_args()
     os.environ.update(
@@ -158,6 +171,9 @@ def main() -> None:
     if args.converters:
         _converters(game_id, number, args.calls)
         return
+    if args.binding:
+        _binding(game, change, one_write, args.calls)
+        return
     print(f"{args.calls} calls of each, alternating, CPU of this thread per call (ms)")
     print(f"  {'':<18}{'before p50':>11}{'p90':>8}{'after p50':>11}{'p90':>8}{'saved':>8}")
     total = 0.0
@@ -197,6 +213,102 @@ def main() -> None:
         )
         transaction.set_rollback(True)
     print(f"  saved by the reads and the row update above (medians): {total:.3f} ms")
+
+
+def _backend_ns(pid: int) -> int:
+    """The PostgreSQL backend's CPU so far, ns (the scheduler's run time: exact, unlike the
+    10 ms ticks of user+sys; accounted when the backend sleeps, i.e. once it has answered)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def _binding(
+    game: Any,
+    change: Callable[[], tuple[Any, list[Any], dict[int, Any]]],
+    one_write: Callable[..., None],
+    calls: int,
+) -> None:
+    """Client-side (before) against server-side binding (after), call by call on one connection:
+    this thread's CPU and the PostgreSQL backend's per call."""
+    import psutil
+    from django.db import connection, transaction
+
+    from crisp_site import prepared as binding
+    from games.services import commit
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    backend = psutil.Process(pid)
+    cpu0 = backend.cpu_times()
+
+    def switch(after: bool) -> None:
+        """``before`` is main's path exactly: psycopg's own preparing off again (Django's
+        ``prepare_threshold=None``); the statements already prepared stay prepared."""
+        binding.SERVER_BINDING = after
+        if not after and connection.connection is not None:
+            connection.connection.prepare_threshold = None
+
+    def measure(name: str, fn: Callable[[], Any], setup: Callable[[], Any] | None = None) -> None:
+        times: dict[bool, tuple[list[float], list[float]]] = {False: ([], []), True: ([], [])}
+        for i in range(calls + 50):  # the first 50 of each warm both (and prepare)
+            for after in (False, True):
+                switch(after)
+                made = setup() if setup else ()
+                b0, t0 = _backend_ns(pid), time.thread_time()
+                fn(*made)
+                t1, b1 = time.thread_time(), _backend_ns(pid)
+                if i >= 50:
+                    times[after][0].append((t1 - t0) * 1000)
+                    times[after][1].append((b1 - b0) / 1e6)
+        row = f"  {name:<26}"
+        for k in (0, 1):
+            b, a = sorted(times[False][k]), sorted(times[True][k])
+            row += (
+                f"{statistics.median(b):9.3f}{statistics.fmean(b):8.3f}"
+                f"{statistics.median(a):9.3f}{statistics.fmean(a):8.3f}"
+                f"{statistics.fmean(b) - statistics.fmean(a):8.3f}  "
+            )
+        print(row, flush=True)
+
+    print(f"{calls} calls of each, alternating; client-side binding (before) / server-side")
+    print("binding, prepared (after); ms per call: this thread's CPU | the backend's CPU")
+    head = f"{'before p50':>9}{'mean':>8}{'after p50':>9}{'mean':>8}{'saved':>8}  "
+    print(f"  {'':<26}{head}{head}")
+
+    def seats_of(turns: dict[int, Any]) -> dict[int, Any]:
+        return {pk: (*turn, None) for pk, turn in turns.items()}
+
+    with transaction.atomic():
+        measure("lock + seats", lambda: commit._lock_with_seats(game.pk))
+        measure("timer lock + seats", lambda: commit._lock_playing_with_seats(game.pk))
+        measure("the change's write", one_write, change)
+        transaction.set_rollback(True)
+
+    def action() -> None:
+        with transaction.atomic():
+            commit._lock_with_seats(game.pk)
+            call, rows, turns = change()
+            commit._WRITE_CHANGE.write(game, call, rows, seats_of(turns))
+
+    def select_1() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+
+    def in_transaction() -> None:
+        with transaction.atomic():
+            select_1()
+
+    print("BEGIN and COMMIT (their own transactions, committed):")
+    measure("SELECT 1, autocommit", select_1)
+    measure("BEGIN; SELECT 1; COMMIT", in_transaction)
+    measure("lock+seats, write, COMMIT", action)
+    switch(True)
+    cpu1 = backend.cpu_times()
+    print(
+        f"the backend's user+sys over the whole run (psutil): "
+        f"{(cpu1.user - cpu0.user + cpu1.system - cpu0.system) * 1000:.0f} ms"
+    )
 
 
 def _converters(game_id: int, number: int, calls: int) -> None:

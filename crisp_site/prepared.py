@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
@@ -39,6 +40,102 @@ _STAND_IN_TEXT = "\x00prepared-stand-in-"
 #: The range of a 64-bit key column: the ORM turns a key outside it into "no row" (Django
 #: 5.0+); a cursor would raise an error from the database instead.
 _KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1
+
+
+#: Bind the hot path's statements server-side, prepared once per connection (``binding_cursor``,
+#: ``fetch_together``, ``games.services.prepared.ChangeWrite``). False: as before, every value
+#: quoted into fresh SQL text (psycopg's ``ClientCursor``, Django's default) -- the switch the
+#: in-process A/B of ``bench/prepared_cpu.py`` flips call by call.
+SERVER_BINDING = True
+#: The count after which psycopg would prepare a statement by itself: never (Django turns
+#: psycopg's preparing off, ``prepare_threshold=None``; it must be on for ``prepare=True`` to
+#: prepare at all, and only the statements executed with ``prepare=True`` are, all of them ours).
+_NEVER_BY_COUNT = 2**62
+
+
+def binding_cursor(connection: Any) -> CursorWrapper:
+    """A Django cursor on ``connection`` (PostgreSQL) that binds its parameters server-side and
+    prepares each statement on its first execution on the underlying psycopg connection.
+
+    Why: Django's psycopg cursor (``ClientCursor``) quotes every value into fresh SQL text, so
+    PostgreSQL lexed, parsed and planned the hot path's statements -- the game's whole state
+    JSON inlined in the write -- on every action, and the daphne's thread spent a share of its
+    time quoting (bench/RESULTS.md, session 14's profile). Here the values travel as parameters
+    of a statement PostgreSQL parsed and planned once per connection.
+
+    The wrapper is Django's own (queries logged, execute wrappers run, errors turned into
+    ``django.db`` errors). A prepared statement belongs to one PostgreSQL session: psycopg keeps
+    the names per connection and forgets them when it sees them go (a ``ROLLBACK``, ``DISCARD
+    ALL``, ``DEALLOCATE ALL``); a pooled connection given back keeps them, a new one starts
+    without (tests/games/test_server_binding.py).
+    """
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        raw = connection.connection
+        if raw.prepare_threshold is None:
+            raw.prepare_threshold = _NEVER_BY_COUNT
+        cursor = _preparing_cursor(ServerBindingCursor)(raw)
+        timezone = connection.timezone
+        loader = raw.adapters.get_loader(_TIMESTAMPTZ_OID, _TEXT)
+        if timezone != loader.timezone:  # as Django's own ``create_cursor``
+            from django.db.backends.postgresql.psycopg_any import register_tzloader
+
+            register_tzloader(timezone, cursor)
+        return connection._prepare_cursor(cursor)
+
+
+_TIMESTAMPTZ_OID = 1184
+_TEXT = 0  # psycopg.pq.Format.TEXT
+_PREPARING: dict[type, type] = {}
+
+
+def _preparing_cursor(base: type) -> type:
+    """``base`` (Django's server-side binding psycopg cursor) with ``prepare=True`` by default,
+    its statements' ``%s`` turned into ``$n`` once per process.
+
+    Why the second: psycopg caches that conversion only for statements under 4 KB and 50
+    parameters, and the change's write (``ChangeWrite``: its inserts and the seats' update in
+    one statement) is longer: converted again on every action it cost the daphne's thread more
+    than the binding saved (bench/results/session18-pgbind.md). The statements here are the
+    hot path's few shapes, SQL written once per process.
+    """
+    found = _PREPARING.get(base)
+    if found is None:
+        from psycopg._queries import PostgresQuery, _query2pg_nocache
+
+        class ConvertedOnce(PostgresQuery):
+            __slots__ = ()
+
+            def convert(self, query: Any, vars: Any) -> None:
+                if vars is None or not isinstance(query, str | bytes):
+                    return super().convert(query, vars)
+                key = (query, self._tx.encoding)
+                converted = _CONVERTED.get(key)
+                if converted is None:
+                    converted = _query2pg_nocache(self._ensure_bytes(query), self._tx.encoding)
+                    if len(_CONVERTED) < _CONVERTED_MAX:
+                        _CONVERTED[key] = converted
+                self.query, self._want_formats, self._order, self._parts = converted
+                self.dump(vars)
+                return None
+
+        class PreparingCursor(base):  # type: ignore[misc, valid-type]
+            _query_cls = ConvertedOnce
+
+            def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+                kwargs.setdefault("prepare", True)
+                return super().execute(query, params, **kwargs)
+
+        found = _PREPARING[base] = PreparingCursor
+    return found
+
+
+#: ``ConvertedOnce``'s statements (the hot path's shapes: a few dozen) and their bound.
+_CONVERTED: dict[tuple[Any, str], Any] = {}
+_CONVERTED_MAX = 512
 
 
 @dataclass(frozen=True)
@@ -201,21 +298,47 @@ def fetch_together(
 
     Why: each statement of an action is a round trip on a daphne process's one database
     thread (bench/RESULTS.md, issue 25, session 14); the row lock and the seats' read need
-    nothing from each other but their order. On PostgreSQL through psycopg's client-side
-    binding cursor (Django's default) the statements go as one message and run one after the
-    other in the transaction, so the second still reads under the lock the first took (each
-    statement sees what was committed before it began, as two round trips would). Elsewhere
-    (SQLite, a server-side binding cursor) they run one by one. Each read gives what its
-    ``fetch`` gives, refusals included.
+    nothing from each other but their order. On PostgreSQL they go as one message and run one
+    after the other in the transaction, so the second still reads under the lock the first
+    took (each statement sees what was committed before it began, as two round trips would).
+
+    With ``SERVER_BINDING`` (session 18), each is a statement prepared once per connection:
+    the first time through psycopg's pipeline mode (bound server-side, prepared by psycopg,
+    which keeps its names per connection and forgets them when the session loses them), then
+    as ``EXECUTE name(key); EXECUTE name(key)`` in one message through Django's cursor -- the
+    keys are integers and short strings, nothing to quote, and PostgreSQL parses and plans
+    nothing but two short statements (the pipeline cost the daphne's thread more CPU than this
+    message: bench/results/session18-pgbind.md). Without it, the statements' own SQL in one
+    message (client-side binding, Django's default). Elsewhere (SQLite) they run one by one.
+    Each read gives what its ``fetch`` gives, refusals included.
     """
     statements = [read._statement(keys, using) for read, keys in reads]
     connection = connections[using]
     together = connection.vendor == "postgresql" and all(s is not None for s in statements)
-    if together:
-        from psycopg import ClientCursor  # only on PostgreSQL, whose driver it is
-
+    if together and SERVER_BINDING:
+        connection.ensure_connection()
+        names = _prepared_names(connection.connection, statements)  # type: ignore[arg-type]
+        if names is None:  # not prepared on this connection (yet, or any more)
+            return _pipelined(connection, statements, using)  # type: ignore[arg-type]
         with connection.cursor() as cursor:
-            together = isinstance(cursor.cursor, ClientCursor)
+            if _client_binding(cursor):
+                cursor.execute(
+                    "; ".join(
+                        f"EXECUTE {name}({', '.join(['%s'] * len(s[1]))})"  # type: ignore[index]
+                        for name, s in zip(names, statements, strict=True)
+                    ),
+                    [p for s in statements for p in s[1]],  # type: ignore[index]
+                )
+                results = []
+                for i, statement in enumerate(statements):
+                    if i:
+                        cursor.nextset()
+                    results.append(Prepared._instances(statement[0], cursor.fetchall(), using))  # type: ignore[index]
+                return results
+        return _pipelined(connection, statements, using)  # type: ignore[arg-type]
+    if together:
+        with connection.cursor() as cursor:
+            together = _client_binding(cursor)
             if together:
                 cursor.execute(
                     "; ".join(s[0].sql for s in statements),  # type: ignore[index]
@@ -237,3 +360,60 @@ def fetch_together(
             cursor.execute(compiled.sql, params)
             out.append(Prepared._instances(compiled, cursor.fetchall(), using))
     return out
+
+
+def _client_binding(cursor: CursorWrapper) -> bool:
+    """Whether Django's cursor binds client-side (psycopg's ``ClientCursor``, Django's default:
+    several statements may go in one message)."""
+    from psycopg import ClientCursor  # only on PostgreSQL, whose driver it is
+
+    return isinstance(cursor.cursor, ClientCursor)
+
+
+#: Each read's statement as psycopg keys its prepared statements (its SQL with ``$n``, its
+#: parameters' types): the same in every connection, integers being bound as ``bigint``.
+_KEYS: dict[str, Any] = {}
+
+
+def _prepared_names(raw: Any, statements: list[tuple[_Compiled, list[Any]]]) -> list[str] | None:
+    """The names of ``statements`` prepared on psycopg connection ``raw``, or None if one is
+    not (psycopg drops its names on a rollback, ``DISCARD ALL``, ``DEALLOCATE ALL``; a new
+    connection has none)."""
+    manager = raw._prepared
+    names = []
+    for compiled, _ in statements:
+        key = _KEYS.get(compiled.sql)
+        name = manager._names.get(key) if key is not None else None
+        if name is None:
+            return None
+        manager._names.move_to_end(key)  # used: psycopg keeps the most recently used
+        names.append(name.decode())
+    return names
+
+
+def _pipelined(
+    connection: Any, statements: list[tuple[_Compiled, list[Any]]], using: str
+) -> list[list[Any]]:
+    """``statements`` bound server-side and prepared (``binding_cursor``), in one psycopg
+    pipeline: one sync, one round trip."""
+    from psycopg.types.numeric import Int8
+
+    cursors = [binding_cursor(connection) for _ in statements]
+    bound = [[Int8(p) if type(p) is int else p for p in params] for _, params in statements]
+    try:
+        # Errors come at the pipeline's sync, outside the cursors' own wrapping.
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            for cursor, (compiled, _), params in zip(cursors, statements, bound, strict=True):
+                cursor.execute(compiled.sql, params)
+        results = []
+        manager = connection.connection._prepared
+        for cursor, (compiled, _), params in zip(cursors, statements, bound, strict=True):
+            if compiled.sql not in _KEYS:  # psycopg's key, as its ``execute`` made it
+                key = manager.key(cursor.cursor._convert_query(compiled.sql, params))
+                if key in manager._names:
+                    _KEYS[compiled.sql] = key
+            results.append(Prepared._instances(compiled, cursor.fetchall(), using))
+        return results
+    finally:
+        for cursor in cursors:
+            cursor.close()

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import DatabaseError, connections
 from django.db.models import Model
 
+from crisp_site import prepared as _binding
 from crisp_site.prepared import Prepared, fetch_together
 
 __all__ = ["ChangeWrite", "Prepared", "PreparedUpdate", "fetch_together"]
@@ -84,9 +85,11 @@ class ChangeWrite:
     - elsewhere (SQLite, in process: no round trip to save) the same statements one after
       the other.
 
-    Values go through each field's own ``get_db_prep_save`` (``pre_save(add=True)`` for the
-    inserts), as the ORM's; the events get their keys (``RETURNING``), as ``bulk_create``
-    gave them; a game row that is gone fails as ``save(update_fields=...)`` did.
+    On PostgreSQL the statement is bound server-side and prepared once per connection and shape
+    (``crisp_site.prepared.binding_cursor``). Values go through each field's own
+    ``get_db_prep_save`` (``pre_save(add=True)`` for the inserts), as the ORM's; the events
+    get their keys (``RETURNING``), as ``bulk_create`` gave them; a game row that is gone
+    fails as ``save(update_fields=...)`` did.
     """
 
     def __init__(
@@ -204,7 +207,11 @@ class ChangeWrite:
             seat_params += list(seats)
             params.append(seat_params)
         params.append(self._row.params(game, connection))
-        with connection.cursor() as cursor:
+        # PostgreSQL: the values as parameters of a statement prepared once per connection and
+        # shape (``crisp_site.prepared.binding_cursor``), not quoted into fresh SQL text -- the
+        # state's JSON and the events' were most of that text.
+        bound = connection.vendor == "postgresql" and _binding.SERVER_BINDING
+        with _binding.binding_cursor(connection) if bound else connection.cursor() as cursor:
             if len(statements) == 1:  # PostgreSQL: always one statement, one round trip
                 cursor.execute(statements[0], [v for p in params for v in p])
                 updated = cursor.rowcount

@@ -11,10 +11,18 @@ PostgreSQL an action is two round trips (issue 25, session 14): the row lock (wi
 key) sent together with the seats' read (``services.prepared.fetch_together``), and ONE write
 (``services.prepared.ChangeWrite``: the engine call, the events, the row, the seats' turns).
 On SQLite, in process, the same statements run one after the other (no round trip to save).
+
+Session 18: on PostgreSQL the hot path's statements are bound server-side and prepared once per
+connection (``crisp_site.prepared.binding_cursor``). The lock and the seats: the first time on a
+connection two statements in ONE psycopg pipeline (one sync, one round trip: psycopg prepares
+them), then one message of two ``EXECUTE`` statements. The budgets are therefore counted in
+round trips (``_Trips``: the statements of one pipeline count once); the numbers did not change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -42,32 +50,83 @@ def test_an_action_over_the_socket_costs_at_most_its_budget(
     start_game: Any, users: list[Any], fake_clock: Any
 ) -> None:
     game, mover = _four_seats(start_game, users, fake_clock)
-    with CaptureQueriesContext(connection) as draw:
+    with _trips() as draw:
         seat, ack = consumers._act(game.pk, mover, {"action": {"type": "draw", "source": "deck"}})
     assert ack["type"] == "ack" and ack["events"]
     fake_clock.advance(10)
-    with CaptureQueriesContext(connection) as discard:
+    with _trips() as discard:
         _, ack2 = consumers._act(game.pk, mover, {"action": {"type": "discard"}})
     assert ack2["version"] == ack["version"] + 1
     assert seat == game.seats.get(user=mover).number
     # The drawn card reaches its drawer in the ack (private form), and only there.
     assert any(e["type"] == "draw" and e["data"].get("card") for e in ack["events"])
-    assert len(draw) <= _budget(BUDGET_DRAW), _sql(draw)
-    assert len(discard) <= _budget(BUDGET_DISCARD), _sql(discard)
+    assert draw.round_trips <= _budget(BUDGET_DRAW), draw.sql
+    assert discard.round_trips <= _budget(BUDGET_DISCARD), discard.sql
     if connection.vendor == "postgresql":
         for change in (draw, discard):
             writes = [
                 sql
-                for sql in _sql(change)
-                if not sql.startswith(("SELECT", "SAVEPOINT", "RELEASE"))
+                for sql in change.sql
+                if not sql.startswith(("SELECT", "EXECUTE", "SAVEPOINT", "RELEASE"))
             ]
             assert len(writes) == 1 and writes[0].startswith("WITH "), writes
-            reads = [sql for sql in _sql(change) if sql.startswith("SELECT")]
-            assert len(reads) == 1 and "FOR UPDATE; SELECT" in reads[0], reads
+            change.assert_lock_and_seats_together()
 
 
 def _sql(captured: CaptureQueriesContext) -> list[str]:
     return [q["sql"].lstrip() for q in captured.captured_queries]
+
+
+class _Trips:
+    """The statements Django sent, each with the psycopg pipeline it went in (None: alone)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Any]] = []
+
+    @property
+    def sql(self) -> list[str]:
+        return [sql for sql, _ in self.sent]
+
+    @property
+    def round_trips(self) -> int:
+        """A statement alone is one round trip, a pipeline's statements together are one."""
+        pipelines: list[Any] = []
+        alone = 0
+        for _, pipeline in self.sent:
+            if pipeline is None:
+                alone += 1
+            elif not any(p is pipeline for p in pipelines):
+                pipelines.append(pipeline)
+        return alone + len(pipelines)
+
+    def assert_lock_and_seats_together(self) -> None:
+        """PostgreSQL: the row lock, then the seats, and nothing else read: the first time on
+        a connection two statements in one pipeline (psycopg prepares them), then one message
+        of two ``EXECUTE`` statements of them."""
+        reads = [(sql, p) for sql, p in self.sent if sql.startswith(("SELECT", "EXECUTE"))]
+        if len(reads) == 1:
+            (message, _), *_ = reads
+            assert message.count("EXECUTE ") == 2 and message.count(";") == 1, reads
+            return
+        assert len(reads) == 2, reads
+        (lock, first), (seats, second) = reads
+        assert first is not None and first is second, reads
+        assert lock.endswith("FOR UPDATE") and '"games_seat"' in seats, reads
+
+
+@contextmanager
+def _trips() -> Iterator[_Trips]:
+    """Count an action's round trips: Django's statements (as ``CaptureQueriesContext``),
+    those sent in one psycopg pipeline counted once."""
+    trips = _Trips()
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        raw = context["connection"].connection
+        trips.sent.append((sql.lstrip(), getattr(raw, "_pipeline", None)))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        yield trips
 
 
 def _budget(budgets: dict[str, int]) -> int:
@@ -116,16 +175,15 @@ def test_a_timer_costs_at_most_its_budget(
     (key, due), *_ = live_calls.scheduled[-1][1]
     assert key.endswith(":timeout")
     fake_clock.ms = clock.from_datetime(due)
-    with CaptureQueriesContext(connection) as fired:
+    with _trips() as fired:
         assert services.game_fire_deadline(game_id=game.pk, key=key)
     game.refresh_from_db()
     assert not any(d["key"] == key for d in game.deadlines)
-    assert len(fired) <= _budget(BUDGET_TIMER), _sql(fired)
+    assert fired.round_trips <= _budget(BUDGET_TIMER), fired.sql
     # The timed-out seat's count was written, in the change's one write.
     assert sorted(game.seats.values_list("missed", flat=True)) == [0, 0, 0, 1]
     if connection.vendor == "postgresql":
-        reads = [sql for sql in _sql(fired) if sql.startswith("SELECT")]
-        assert len(reads) == 1 and "FOR UPDATE; SELECT" in reads[0], reads
+        fired.assert_lock_and_seats_together()
 
 
 def test_a_rest_read_reads_the_viewers_seat_once_with_the_game(
@@ -285,7 +343,7 @@ def test_a_rest_action_costs_at_most_its_budget(
 ) -> None:
     game, mover = _four_seats(start_game, users, fake_clock)
     client = api(mover)
-    with CaptureQueriesContext(connection) as act:
+    with _trips() as act:
         r = client.post(
             f"/api/v1/games/{game.pk}/actions/",
             {"action": {"type": "draw", "source": "deck"}},
@@ -300,4 +358,4 @@ def test_a_rest_action_costs_at_most_its_budget(
     assert without_now(body["state"]) == without_now(
         selectors.game_payload_for_seat(game=game, seat=seat, now=clock.now_ms())
     )
-    assert len(act) <= _budget(BUDGET_REST_DRAW), _sql(act)
+    assert act.round_trips <= _budget(BUDGET_REST_DRAW), act.sql
