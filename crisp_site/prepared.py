@@ -47,6 +47,15 @@ _KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1
 #: quoted into fresh SQL text (psycopg's ``ClientCursor``, Django's default) -- the switch the
 #: in-process A/B of ``bench/prepared_cpu.py`` flips call by call.
 SERVER_BINDING = True
+
+
+def server_binding() -> bool:
+    """Whether the hot path binds server-side now: the module's switch (the benches' A/B) and
+    the ``DB_SERVER_BINDING`` setting (off behind a pooler that does not keep a session per
+    client, e.g. PgBouncer in transaction mode: a prepared statement belongs to one session)."""
+    from django.conf import settings
+
+    return SERVER_BINDING and getattr(settings, "DB_SERVER_BINDING", True)
 #: The count after which psycopg would prepare a statement by itself: never (Django turns
 #: psycopg's preparing off, ``prepare_threshold=None``; it must be on for ``prepare=True`` to
 #: prepare at all, and only the statements executed with ``prepare=True`` are, all of them ours).
@@ -315,7 +324,7 @@ def fetch_together(
     statements = [read._statement(keys, using) for read, keys in reads]
     connection = connections[using]
     together = connection.vendor == "postgresql" and all(s is not None for s in statements)
-    if together and SERVER_BINDING:
+    if together and server_binding():
         connection.ensure_connection()
         names = _prepared_names(connection.connection, statements)  # type: ignore[arg-type]
         if names is None:  # not prepared on this connection (yet, or any more)

@@ -166,6 +166,12 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "max_idle": 600.0,
         }
 
+# The hot path's statements prepared once per PostgreSQL connection and bound server-side
+# (crisp_site.prepared.binding_cursor; bench/RESULTS.md, session 18). Off (0) behind a pooler
+# that does not keep one session per client (PgBouncer in transaction mode): a prepared
+# statement belongs to its session.
+DB_SERVER_BINDING = env_bool("DB_SERVER_BINDING", True)
+
 # Database calls one daphne process runs at once for its sockets (crisp_site/db.py); 0: the
 # PostgreSQL pool's max_size (4 without a pool).
 DB_THREADS = int(os.environ.get("DB_THREADS", "0"))

@@ -210,7 +210,7 @@ class ChangeWrite:
         # PostgreSQL: the values as parameters of a statement prepared once per connection and
         # shape (``crisp_site.prepared.binding_cursor``), not quoted into fresh SQL text -- the
         # state's JSON and the events' were most of that text.
-        bound = connection.vendor == "postgresql" and _binding.SERVER_BINDING
+        bound = connection.vendor == "postgresql" and _binding.server_binding()
         with _binding.binding_cursor(connection) if bound else connection.cursor() as cursor:
             if len(statements) == 1:  # PostgreSQL: always one statement, one round trip
                 cursor.execute(statements[0], [v for p in params for v in p])

@@ -222,3 +222,21 @@ def _admin_dsn() -> str:
         f"user={db.get('USER') or 'postgres'} dbname={db['NAME']}"
         + (f" password={db['PASSWORD']}" if db.get("PASSWORD") else "")
     )
+
+
+@pytest.mark.django_db
+def test_db_server_binding_off_prepares_nothing(
+    start_game: Any, users: list[Any], fake_clock: Any, settings: Any
+) -> None:
+    """``DB_SERVER_BINDING=0`` (behind PgBouncer in transaction mode): the hot path quotes its
+    values client-side again and leaves no statement prepared in the session."""
+    settings.DB_SERVER_BINDING = False
+    game, _ = _four(start_game, users, fake_clock)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    _turn(game, users, fake_clock)
+    with transaction.atomic(), CaptureQueriesContext(connection) as reads:
+        commit._lock_with_seats(game.pk)
+    assert not _on_server()
+    ((sql,),) = [[q["sql"]] for q in reads.captured_queries]
+    assert "EXECUTE" not in sql and "FOR UPDATE" in sql, sql
