@@ -56,6 +56,8 @@ def server_binding() -> bool:
     from django.conf import settings
 
     return SERVER_BINDING and getattr(settings, "DB_SERVER_BINDING", True)
+
+
 #: The count after which psycopg would prepare a statement by itself: never (Django turns
 #: psycopg's preparing off, ``prepare_threshold=None``; it must be on for ``prepare=True`` to
 #: prepare at all, and only the statements executed with ``prepare=True`` are, all of them ours).
