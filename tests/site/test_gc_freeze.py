@@ -22,11 +22,13 @@ tracked = len(gc.get_objects())
 asgi.freeze_start_up_objects()  # a second call: a no-op
 late = sorted(set(asgi.FIRST_USE_MODULES) - set(sys.modules))
 print(json.dumps({"frozen": after_import, "again": gc.get_freeze_count(),
-                  "tracked": tracked, "missing": late}))
+                  "tracked": tracked, "missing": late,
+                  "thresholds": [gc.get_threshold(), asgi.GC_THRESHOLDS]}))
 """
 
 
 def test_importing_the_asgi_application_freezes_once() -> None:
+    """Frozen once, with what the first socket and action import, and the thresholds raised."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.setdefault("DJANGO_SETTINGS_MODULE", "crisp_site.settings")
     done = subprocess.run(
@@ -45,3 +47,5 @@ def test_importing_the_asgi_application_freezes_once() -> None:
     # What is left tracked is what was made after the freeze: a few objects, not the start-up.
     assert out["tracked"] < out["frozen"] // 10, out
     assert out["missing"] == []
+    current, wanted = out["thresholds"]
+    assert current == wanted and wanted[0] > 700, "the raised thresholds are in force"
