@@ -1,30 +1,34 @@
-"""What one presence heartbeat tick costs a daphne's event loop, main's send against this tree's
-(issue 25, session 18).
+"""What one presence heartbeat period costs a daphne's event loop, main's way against this
+tree's (issue 25, session 18).
 
-    .venv/bin/python bench/presence_cpu.py --sockets 100,400,1000 --rounds 4 --ticks 3
+    .venv/bin/python bench/presence_cpu.py --sockets 100,400,1000 --rounds 5 --ticks 3 --period 3
 
-Every socket of a process refreshes its presence on the same instant (`presence.next_beat_in`);
-at 100 tables x 4 seats that is 400 touches in one burst every `REFRESH_SECONDS` on the loop that
-also carries every socket's frames. This measures that burst in ONE process, against a PRIVATE
-`redis-server` started here on a unix socket (so other Redis traffic on the machine does not
-count in its CPU), with the product's own heartbeat: `GameConsumer._heartbeat` of N consumer
-objects (no websocket; fake channel names; 80 % seat sockets, 4 per game, 20 % spectators spread
-over the games), the beat shortened to `--period` seconds. Per steady-state tick (every member
-known: nothing changes, as in most ticks):
+Every socket of a process refreshes its presence every `REFRESH_SECONDS`; on main all of them
+on the same instant (`presence.next_beat_in`): at 100 tables x 4 seats, 400 touches in one burst
+on the loop that also carries every socket's frames. This measures that in ONE process, against
+a PRIVATE `redis-server` started here on a unix socket (other Redis traffic on the machine does
+not count in its CPU), with the product's own heartbeat: `GameConsumer._heartbeat` of N
+consumer objects (no websocket; fake channel names; 80 % seat sockets, 4 per game, 20 %
+spectators spread over the games), the beat shortened to `--period` seconds. Per steady-state
+period (every member known: nothing changes, as in most ticks), every phase of it:
 
-* CPU of the loop's thread (`time.thread_time` from just before the beat to well after it: the
-  loop is otherwise idle, so this is the tick's Python and syscalls, task wake-ups included);
-* wall time from the beat to the last socket's touch answered (how long the burst holds the
-  loop on an idle process);
-* the private Redis server's CPU (`INFO cpu`, used_cpu_user + used_cpu_sys deltas);
-* on separate ticks, a loop-lag probe: a callback rescheduled every 1 ms; the longest gap
-  between two of its runs during the tick, minus the 1 ms (how long another socket's ready
-  frame would wait behind the tick).
+* CPU of the loop's thread (`time.thread_time` from just before the period's first beat to
+  just before the next period: the loop is otherwise idle, so this is the ticks' Python and
+  syscalls, task wake-ups included);
+* the longest wall time from a beat to the last touch of it answered;
+* the private Redis server's CPU (`INFO cpu`, used_cpu_user + used_cpu_sys deltas; over the
+  whole window, so its idle housekeeping is in every way's figure);
+* on separate periods, a loop-lag probe: a callback rescheduled every 1 ms; the longest gap
+  between two of its runs, minus the 1 ms (how long another socket's ready frame would wait
+  behind a tick; on a loaded machine, preemption by other processes shows here too).
 
-Two ways, interleaved per round (before, after, after, before, ...) on the same sockets and
-keys: `before` is main's `_Touches` (session 15: one MULTI/EXEC of 6-7 commands per socket,
-copied below verbatim from main 7e5dc36 as `MainTouches`), `after` the tree's `presence._Touches`.
-Prints the load average per round and a median table at the end (markdown).
+The ways (`--ways`), interleaved per round (in order, then reversed) on the same sockets and
+keys: `before` is main 7e5dc36 (`MainTouches` and `main_server_run_id` below are its
+`presence._Touches` and `server_run_id`, verbatim but for the module prefix; one beat phase);
+`after` is this tree as committed. For attribution: `run-id` (main's touches, the tree's run-id
+read), `script` (the tree's send, which also refreshes the run id, with main's
+`server_run_id`, one phase), `one-beat` (the tree on one phase). Prints the load average per
+round and a median table at the end (markdown).
 """
 
 from __future__ import annotations
@@ -277,7 +281,7 @@ async def one_period(
 
     loop = probe.loop
     beat = loop.time() + presence.next_beat_in(loop)
-    if beat - loop.time() < 0.04 * period:  # room to settle before the beat
+    if beat - loop.time() < 0.035 * period:  # room to settle before the beat
         beat += period
     await asyncio.sleep(beat - 0.03 * period - loop.time())
     probe.done = []
@@ -285,7 +289,7 @@ async def one_period(
     if lag:
         probe.start_lag()
     c0 = time.thread_time()
-    await asyncio.sleep(beat + 0.96 * period - loop.time())
+    await asyncio.sleep(beat + 0.95 * period - loop.time())
     c1 = time.thread_time()
     gap = probe.stop_lag() if lag else 0.0
     r1 = redis_cpu(sync)
@@ -306,7 +310,7 @@ async def run_n(n: int, args: argparse.Namespace, sync: Any, table: dict[Any, li
     ways = {  # (touches, run id, phases)
         "before": (MainTouches, main_server_run_id, 1),
         "run-id": (MainTouches, tree_run_id, 1),  # main's touches, the tree's shared INFO
-        "script": (presence._Touches, main_server_run_id, 1),  # the tree's touches only
+        "script": (presence._Touches, main_server_run_id, 1),  # the tree's send, one phase
         "one-beat": (presence._Touches, tree_run_id, 1),  # the tree but on one phase
         "after": (presence._Touches, tree_run_id, args.phases),
     }
