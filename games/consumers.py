@@ -459,7 +459,8 @@ class GameConsumer(SerialDispatchMixin, AsyncJsonWebsocketConsumer):
 
     async def _heartbeat(self) -> None:
         """Refresh presence until the socket cleans up, on the process's common beat
-        (`presence.next_beat_in`: every socket's touch of a tick goes in one send).
+        (`presence.next_beat_in`: every socket's touch of a tick goes in one send), on the
+        game's phase of it (`presence.beat_phase`: one send per phase, not one burst).
 
         The loop checks that it is still the socket's heartbeat rather than trusting
         `cancel()` alone: a cancellation lost inside a library call would otherwise leave it
@@ -467,8 +468,10 @@ class GameConsumer(SerialDispatchMixin, AsyncJsonWebsocketConsumer):
         """
         loop = asyncio.get_running_loop()
         while self.heartbeat is asyncio.current_task():
-            # At most REFRESH_SECONDS, on the process's common beat: one send for all sockets.
-            await asyncio.sleep(presence.next_beat_in(loop))
+            # At most REFRESH_SECONDS, on the process's common beat: one send for the sockets
+            # of a phase.
+            phase = presence.beat_phase(self.game_id)
+            await asyncio.sleep(presence.next_beat_in(loop, phase))
             if self.heartbeat is not asyncio.current_task():
                 return
             try:

@@ -24,6 +24,7 @@ Losing it with a Redis restart costs nothing: every socket reconnects and regist
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import Any
 
 from django.conf import settings
 from redis import asyncio as aioredis
+from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
@@ -62,6 +64,7 @@ def client() -> aioredis.Redis:
         for old in [k for k in _clients if k.is_closed()]:
             del _clients[old]
             _run_ids.pop(old, None)
+            _run_id_reads.pop(old, None)
             _touches.pop(old, None)
         pool = aioredis.BlockingConnectionPool.from_url(
             settings.REDIS_URL, max_connections=50, timeout=10
@@ -129,12 +132,12 @@ async def touch(
     real changes, each in its own way.  ``person`` (``person_of``) is also counted as online
     site-wide (``online_count``) until the socket's member would expire.
 
-    Every touch of one loop iteration goes to Redis in one ``MULTI``/``EXEC`` (``_Touches``):
-    the heartbeats of a process's sockets wake together (``next_beat_in``), so a tick costs
-    one round trip, not one per socket (bench/RESULTS.md, session 15). A touch cancelled
-    before its batch is sent is left out of it; one cancelled while its batch is in flight
-    waits for the batch (bounded), so a closed socket's ``leave`` never runs before its last
-    refresh lands.
+    Every touch of one loop iteration goes to Redis in one script call (``_Touches``,
+    ``_TOUCH``): the heartbeats of a process's sockets wake together (``next_beat_in``), so a
+    tick costs one round trip, not one per socket (bench/RESULTS.md, session 15), and little
+    Python per socket (session 18). A touch cancelled before its batch is sent is left out of
+    it; one cancelled while its batch is in flight waits for the batch (bounded), so a closed
+    socket's ``leave`` never runs before its last refresh lands.
     """
     touches = _touches.get(asyncio.get_running_loop())
     if touches is None:
@@ -142,38 +145,95 @@ async def touch(
     return await touches.touch(game_id, seat, channel_name, person)
 
 
-def _touch_commands(
-    pipe: Any, now: int, game_id: int, seat: int | None, channel_name: str, person: str | None
-) -> int:
-    """Queue one socket's refresh on ``pipe``; how many replies it will have."""
-    seats_key, spectators_key = _key(game_id), _spectators_key(game_id)
-    if person is not None:
-        pipe.zadd(_online_key(), {person: now + TTL_SECONDS * 1000}, gt=True)
-    pipe.zremrangebyscore(seats_key, "-inf", now)
-    pipe.zremrangebyscore(spectators_key, "-inf", now)
-    if seat is None:
-        pipe.zadd(spectators_key, {channel_name: now + TTL_SECONDS * 1000})
-        pipe.pexpire(spectators_key, TTL_SECONDS * 2000)
-    else:
-        pipe.zadd(seats_key, {_member(seat, channel_name): now + TTL_SECONDS * 1000})
-        pipe.pexpire(seats_key, TTL_SECONDS * 2000)
-    pipe.zrange(seats_key, 0, -1)
-    pipe.zcard(spectators_key)
-    return 7 if person is not None else 6
+#: One tick's touches, server-side: each socket's refresh as main's per-socket commands did it
+#: (online ``ZADD GT``; prune both sets; ``ZADD`` the member; ``PEXPIRE`` its set), in order,
+#: so each touch sees the table as its own refresh left it. What comes back is what the callers
+#: need, as one JSON string: per touch ``0`` when the table is as the game's previous touch of
+#: this send left it (no member added, nothing pruned), else ``[flags, spectators, seat, n,
+#: ...]`` (flags: 1 seats changed, 2 spectators changed); a game's first touch always carries
+#: its table. Pruning once per game and send, and ``PEXPIRE`` once per set at the end, give
+#: the same sets and TTLs: a member this send adds expires after ``now``, so a second prune at
+#: ``now`` removes nothing.
+#:
+#: The reply also carries the server's run id when ARGV[5] asks for it (``server_run_id``'s
+#: cache is stale: each caller asks right after its touch, so this is its one read).
+#:
+#: KEYS: the online set, then each game's seats and spectators sets (game g at 2g, 2g+1).
+#: ARGV: now (ms), the members' expiry (ms), the sets' PEXPIRE (ms), the touches as JSON
+#: ``[[g, seat or null, channel name, person or null], ...]``, "1" to read the run id.
+#: Reply: JSON ``[run id or "", [per touch, ...]]``.
+_TOUCH = """
+local now, expiry, keep = ARGV[1], ARGV[2], ARGV[3]
+local null = cjson.null
+local out, pruned, kept = {}, {}, {}
+for i, t in ipairs(cjson.decode(ARGV[4])) do
+  local g, seat, channel, person = t[1], t[2], t[3], t[4]
+  local seats_key, spectators_key = KEYS[2 * g], KEYS[2 * g + 1]
+  if person ~= null then redis.call('ZADD', KEYS[1], 'GT', expiry, person) end
+  local seats_changed, spectators_changed, first = false, false, not pruned[g]
+  if first then
+    pruned[g] = true
+    seats_changed = redis.call('ZREMRANGEBYSCORE', seats_key, '-inf', now) > 0
+    spectators_changed = redis.call('ZREMRANGEBYSCORE', spectators_key, '-inf', now) > 0
+  end
+  if seat == null then
+    if redis.call('ZADD', spectators_key, expiry, channel) > 0 then spectators_changed = true end
+    kept[spectators_key] = true
+  else
+    if redis.call('ZADD', seats_key, expiry, seat .. '|' .. channel) > 0 then
+      seats_changed = true
+    end
+    kept[seats_key] = true
+  end
+  local flags = (seats_changed and 1 or 0) + (spectators_changed and 2 or 0)
+  if flags == 0 and not first then
+    out[i] = 0
+  else
+    local entry, at = {flags, redis.call('ZCARD', spectators_key)}, {}
+    for _, m in ipairs(redis.call('ZRANGE', seats_key, 0, -1)) do
+      local bar = string.find(m, '|', 1, true)
+      local s = bar and string.sub(m, 1, bar - 1) or m
+      if at[s] then
+        entry[at[s]] = entry[at[s]] + 1
+      else
+        entry[#entry + 1] = s
+        entry[#entry + 1] = 1
+        at[s] = #entry
+      end
+    end
+    out[i] = entry
+  end
+end
+for key in pairs(kept) do redis.call('PEXPIRE', key, keep) end
+local run_id = ''
+if ARGV[5] == '1' then
+  run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+end
+return cjson.encode({run_id, out})
+"""
+
+_scripts: dict[str, AsyncScript] = {}
 
 
-def _touch_change(seat: int | None, results: list[Any]) -> Change:
-    seats_pruned, spectators_pruned, added, _, members, count = results[-6:]
-    return Change(
-        seats=_seats(members),
-        spectators=int(count),
-        seats_changed=bool(seats_pruned or (added and seat is not None)),
-        spectators_changed=bool(spectators_pruned or (added and seat is None)),
-    )
+def _script(redis: aioredis.Redis, source: str) -> AsyncScript:
+    """``source`` as an EVALSHA-first script (redis-py loads it again after a ``NOSCRIPT``:
+    a Redis restart or ``SCRIPT FLUSH``). Its SHA does not depend on the client, so one
+    object serves every loop's client (each call names its client)."""
+    found = _scripts.get(source)
+    if found is None:
+        found = _scripts[source] = redis.register_script(source)
+    return found
 
 
 class _Touches:
-    """One loop's touches waiting for the next send: all of them in one transaction."""
+    """One loop's touches waiting for the next send: all of them in one script call.
+
+    The per-socket part of a tick is a future, four JSON values out and a ``0`` back (most
+    ticks change nothing); main's transaction was 6-7 commands per socket queued, packed and
+    parsed in Python (bench/presence_cpu.py, bench/results/session18-tick.md). The same call
+    refreshes ``server_run_id``'s cache when it is stale, so the callers' next question is
+    answered without a round trip of its own.
+    """
 
     def __init__(self) -> None:
         self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Change]]] = []
@@ -193,12 +253,12 @@ class _Touches:
             loop.call_soon(self._start_send)
         self.waiting.append(entry)
         try:
-            return await asyncio.shield(entry[1])
+            return await entry[1]  # cancelling the caller cancels it: the send skips it
         except asyncio.CancelledError:
             if entry in self.waiting:
                 self.waiting.remove(entry)  # not sent: nothing to wait for
-            elif not entry[1].done():
-                await asyncio.wait([entry[1]], timeout=CALL_TIMEOUT_SECONDS)
+            elif self.sending:  # its send may be in flight: let it land first
+                await asyncio.wait(list(self.sending), timeout=CALL_TIMEOUT_SECONDS)
             raise
 
     async def _send(self) -> None:
@@ -206,13 +266,33 @@ class _Touches:
         if not entries:
             return
         now = _now_ms()
+        keys = [_online_key()]
+        games: dict[int, int] = {}
+        touches = []
+        for (game_id, seat, channel_name, person), _ in entries:
+            g = games.get(game_id)
+            if g is None:
+                g = games[game_id] = len(games) + 1
+                keys += (_key(game_id), _spectators_key(game_id))
+            touches.append((g, None if seat is None else str(seat), channel_name, person))
+        loop = asyncio.get_running_loop()
+        cached = _run_ids.get(loop)
+        read_run_id = cached is None or time.monotonic() - cached[0] >= 1.0
+        args = (
+            now,
+            now + TTL_SECONDS * 1000,
+            TTL_SECONDS * 2000,
+            json.dumps(touches),
+            "1" if read_run_id else "0",
+        )
         try:
-            async with (
-                asyncio.timeout(CALL_TIMEOUT_SECONDS),
-                client().pipeline(transaction=True) as pipe,
-            ):
-                sizes = [_touch_commands(pipe, now, *args) for args, _ in entries]
-                results = await pipe.execute()
+            async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+                redis = client()
+                reply = await _script(redis, _TOUCH)(keys, args, client=redis)
+            run_id, items = json.loads(reply)
+            changes = _changes([args for args, _ in entries], items)
+            if read_run_id:
+                _run_ids[loop] = (time.monotonic(), run_id)
         except BaseException as exc:  # each caller reports it as its own touch did
             for _, future in entries:
                 if not future.done():
@@ -222,21 +302,52 @@ class _Touches:
             if not isinstance(exc, Exception):
                 raise
             return
-        start = 0
-        for (args, future), size in zip(entries, sizes, strict=True):
+        for (_, future), change in zip(entries, changes, strict=True):
             if not future.done():
-                future.set_result(_touch_change(args[1], results[start : start + size]))
-            start += size
+                future.set_result(change)
+
+
+def _changes(touches: list[tuple[Any, ...]], reply: list[Any]) -> list[Change]:
+    """Each touch's `Change` from the script's reply (``_TOUCH``). A ``0`` is the table as the
+    game's previous touch left it, unchanged: those share one `Change` (not to be mutated)."""
+    tables: dict[int, Change] = {}
+    changes = []
+    for (game_id, *_), item in zip(touches, reply, strict=True):
+        if item == 0:
+            change = tables[game_id]
+        else:
+            flags, count, *flat = item
+            seats = dict(zip(flat[::2], flat[1::2], strict=True))
+            change = Change(seats, count, bool(flags & 1), bool(flags & 2))
+            tables[game_id] = Change(seats, count, False, False) if flags else change
+        changes.append(change)
+    return changes
 
 
 _touches: dict[asyncio.AbstractEventLoop, _Touches] = {}
 
 
-def next_beat_in(loop: asyncio.AbstractEventLoop) -> float:
-    """Seconds to the next multiple of ``REFRESH_SECONDS`` on the loop's clock: every
-    heartbeat of a process wakes at the same instants, so their touches share one send."""
+#: A process's heartbeats wake on this many phases of the period, each game's sockets always on
+#: the same one (``beat_phase``): a tick's touches go in one send per phase, so the loop is held
+#: by a fifth of the sockets at a time, not by all of them at once (session 18: 1,000 sockets
+#: in one burst kept other sockets' frames waiting tens of ms).
+BEAT_PHASES = 5
+
+
+def beat_phase(game_id: int) -> float:
+    """The phase of a game's sockets, a fraction of the period: fixed, so a socket's beats
+    stay ``REFRESH_SECONDS`` apart; by game, not by socket, so a send reads each of its
+    tables once (by socket, nearly every touch was its game's first of the send and came back
+    with the table: +55 % of the tick's CPU at 1,000 sockets)."""
+    return (game_id % BEAT_PHASES) / BEAT_PHASES
+
+
+def next_beat_in(loop: asyncio.AbstractEventLoop, phase: float = 0.0) -> float:
+    """Seconds to the next multiple of ``REFRESH_SECONDS`` (shifted by ``phase`` of it) on the
+    loop's clock: every heartbeat of a process on one phase wakes at the same instants, so
+    their touches share one send."""
     period = REFRESH_SECONDS
-    now = loop.time()
+    now = loop.time() - phase * period
     return max(0.0, (now // period + 1) * period - now)
 
 
@@ -402,20 +513,43 @@ def report_unavailable(game_id: int, exc: BaseException) -> None:
 
 
 _run_ids: dict[asyncio.AbstractEventLoop, tuple[float, str]] = {}
+#: The one `INFO` of a loop on its way, shared by every caller that found the cache stale.
+_run_id_reads: dict[asyncio.AbstractEventLoop, asyncio.Task[str]] = {}
 
 
 async def server_run_id() -> str:
     """The Redis server's run id: it changes when Redis restarts (groups may then be gone).
 
-    Cached for a second per process and loop: a thousand sockets refreshing every few seconds
-    need one `INFO` a second, not hundreds.
+    Cached for a second per process and loop, and read by one `INFO` at a time: every socket
+    of a process asks right after its touch of a beat (``next_beat_in``), when the cache is
+    always stale (the beat is longer than a second), so without the shared read a tick of
+    400 sockets sent 400 `INFO`s and parsed 400 replies (bench/results/session18-tick.md). A
+    caller cancelled while the read is on its way stops waiting; the read goes on for the
+    others (bounded by ``CALL_TIMEOUT_SECONDS``).
     """
     loop = asyncio.get_running_loop()
     cached = _run_ids.get(loop)
     if cached is not None and time.monotonic() - cached[0] < 1.0:
         return cached[1]
+    read = _run_id_reads.get(loop)
+    if read is None:
+        read = _run_id_reads[loop] = loop.create_task(_read_run_id(loop))
+        read.add_done_callback(_run_id_read_done)
+    return await asyncio.shield(read)
+
+
+async def _read_run_id(loop: asyncio.AbstractEventLoop) -> str:
     async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
         info = await client().info("server")
     run_id = str(info.get("run_id", ""))
     _run_ids[loop] = (time.monotonic(), run_id)
     return run_id
+
+
+def _run_id_read_done(read: asyncio.Task[str]) -> None:
+    """The next stale caller starts a new read; a failure nobody waited for is not logged
+    as never retrieved (each waiting caller got it and reports it)."""
+    if _run_id_reads.get(read.get_loop()) is read:
+        del _run_id_reads[read.get_loop()]
+    if not read.cancelled():
+        read.exception()
