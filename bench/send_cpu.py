@@ -1,4 +1,4 @@
-"""A change's group sends and a beat's presence touches, one way against the other, in one
+"""A change's group sends, one way against the other, in one
 process (issue 25, session 15).
 
     REDIS_URL=redis://127.0.0.1:6379/5 .venv/bin/python bench/send_cpu.py
@@ -11,8 +11,9 @@ Redis's), median and p90:
   default): 4 `group_send`s gathered, as `broadcast.send_all` did, against one
   `group_send_many` (`games.layers`);
 * the same through the classic layer, each group with 2 sockets of this process;
-* one beat of `--sockets` sockets' presence: each socket's own `MULTI`/`EXEC` (the touch as it
-  was) gathered, against `presence.touch` batching them into one.
+(Its third comparison, session 15's presence beat -- each socket's own `MULTI`/`EXEC` against
+one per beat -- went with session 18: the beat is one script per send now, and
+`bench/presence_cpu.py` measures it against the session-15 send it replaced.)
 
 `--receive` (session 16) measures the other end, channels-redis's pub/sub layer (the product's
 reader: it hands the published bytes to every local channel of the group, and each channel's
@@ -93,7 +94,6 @@ async def compare(
 async def run(args: argparse.Namespace) -> None:
     from django.conf import settings
 
-    from games import presence
     from games.layers import PooledRedisChannelLayer, PubSubChannelLayer
 
     url = settings.REDIS_URL
@@ -133,27 +133,6 @@ async def run(args: argparse.Namespace) -> None:
     )
     await classic.flush()
     await classic.close_pools()
-
-    sockets = [
-        (10**9 + n // 4, n % 4 if n % 4 < 3 else None, f"bench!{n}") for n in range(args.sockets)
-    ]
-
-    async def touch_alone(game: int, seat: int | None, name: str) -> None:
-        async with presence.client().pipeline(transaction=True) as pipe:
-            presence._touch_commands(pipe, presence._now_ms(), game, seat, name, f"p{name}")
-            presence._touch_change(seat, await pipe.execute())
-
-    async def beat_one() -> None:
-        await asyncio.gather(*(touch_alone(*s) for s in sockets))
-
-    async def beat_many() -> None:
-        await asyncio.gather(*(presence.touch(*s, person=f"p{s[2]}") for s in sockets))
-
-    await compare(
-        f"beat of {args.sockets} sockets", beat_one, beat_many, max(20, args.rounds // 10)
-    )
-    for game, seat, name in sockets:
-        await presence.leave(game, seat, name)
 
 
 @functools.cache
@@ -733,7 +712,6 @@ async def daphne_dispatch_side(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=1000)
-    parser.add_argument("--sockets", type=int, default=90)
     parser.add_argument("--receive", action="store_true", help="the receive side only")
     parser.add_argument(
         "--per-group", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4, 8]
