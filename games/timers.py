@@ -69,18 +69,19 @@ end
 return 0
 """
 
-#: Make the game's entries exactly the (score, key) pairs of ARGV[5..] -- unless the game's
-#: record KEYS[3] says a change of version ARGV[1] or newer already did (then nothing).  The
-#: entries ("ARGV[2]<key>") of the keys the record holds and ARGV no longer lists are removed,
-#: the listed ones added NX; the record then holds the version and the listed keys, and
-#: expires ARGV[3] ms after the latest of ARGV[4] (now) and their instants.  The wake-up rule
-#: is `_ADD`'s.
+#: Make the game's entries exactly the (score, key) pairs of ARGV[6..] -- unless the game's
+#: record KEYS[3] says a change of version ARGV[1] or newer already did, less than ARGV[5] ms
+#: ago (then nothing).  The entries ("ARGV[2]<key>") of the keys the record holds and ARGV no
+#: longer lists are removed, the listed ones added NX; the record then holds the version, when
+#: it was written and the listed keys, and expires ARGV[3] ms after the latest of ARGV[4] (now)
+#: and their instants.  The wake-up rule is `_ADD`'s.
 _REPLACE = """
-local seen = redis.call('HGET', KEYS[3], 'v')
-if seen and tonumber(seen) >= tonumber(ARGV[1]) then return 0 end
+local seen = redis.call('HMGET', KEYS[3], 'v', 'w')
+if seen[1] and tonumber(seen[1]) >= tonumber(ARGV[1])
+  and tonumber(ARGV[4]) - tonumber(seen[2] or 0) < tonumber(ARGV[5]) then return 0 end
 local before = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local listed = {}
-for i = 5, #ARGV, 2 do listed[ARGV[i + 1]] = true end
+for i = 6, #ARGV, 2 do listed[ARGV[i + 1]] = true end
 local gone = {}
 for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
   local key = string.sub(field, 3)
@@ -90,9 +91,9 @@ for i = 1, #gone, 500 do
   redis.call('ZREM', KEYS[1], unpack(gone, i, math.min(i + 499, #gone)))
 end
 redis.call('DEL', KEYS[3])
-local record = {'v', ARGV[1]}
+local record = {'v', ARGV[1], 'w', ARGV[4]}
 local last = tonumber(ARGV[4])
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[2] .. ARGV[i + 1])
   record[#record + 1] = 'k:' .. ARGV[i + 1]
   record[#record + 1] = ARGV[i]
@@ -112,6 +113,14 @@ return 1
 #: none): long enough that a call handed over late (seconds at worst) still finds it and is
 #: dropped.  Past it, such a call would only add entries that fire as no-ops.
 RECORD_GRACE_MS = 10 * 60 * 1000
+
+#: How long a record keeps a call of its version or an older one out.  Two changes of one game
+#: handed over by two processes arrive out of order by milliseconds, seconds at worst; a record
+#: older than this that holds a newer version is another incarnation's -- the database restored
+#: or recreated (a test run after another, on a Redis that kept the first's records) while Redis
+#: kept its keys -- and must not keep the game's timers out until it expires (days, for a game
+#: played a move a day): its keys are replaced, as a first call's would be.
+RECORD_FRESH_MS = 60 * 1000
 
 #: A wait shorter than this is slept in Python; a longer one blocks on the wake-up list until
 #: this long before the instant (Redis rounds a BLPOP's timeout up to its 100 ms tick).
@@ -202,6 +211,7 @@ def replace(
         f"{game_id}|",
         RECORD_GRACE_MS,
         int(time.time() * 1000) if now_ms is None else now_ms,
+        RECORD_FRESH_MS,
     ]
     for key, due in deadlines:
         args += [_ms(due), key]

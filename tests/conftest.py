@@ -42,11 +42,25 @@ def redis_server() -> Iterator[str]:
             settings.EMBEDDED_REDIS_SOCKET, Path(settings.VAR_DIR) / "redis", die_with_parent
         )
     try:
-        assert redis.Redis.from_url(settings.REDIS_URL).ping()
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        assert client.ping()
+        _forget_earlier_runs_timers(client)
         yield settings.REDIS_URL
     finally:
         if started is not None:
             started.stop()
+
+
+def _forget_earlier_runs_timers(client: redis.Redis) -> None:
+    """Drop this run's timer keys left by an earlier run on a Redis that kept them (CI's shared
+    server; the channel prefix is per worker, the same every run): the database is new, so
+    game ids start again, and an earlier run's entries would fire against other games (as
+    no-ops) and its per-game records would hold newer versions (games/timers.py)."""
+    from games import timers
+
+    stale = list(client.scan_iter(match=f"{timers.set_key()}*", count=1000))
+    if stale:
+        client.delete(*stale)
 
 
 #: pytest-timeout's limits (`timeout` in pyproject.toml, and a test's own `timeout` mark) are

@@ -87,6 +87,22 @@ def test_an_older_change_arriving_after_a_newer_one_changes_nothing(client: redi
     assert client.hget(timers.record_key(7), "v") == b"7"
 
 
+def test_a_record_of_another_incarnation_does_not_keep_a_games_timers_out(
+    client: redis.Redis,
+) -> None:
+    """A record older than ``RECORD_FRESH_MS`` holding a newer version is another incarnation's
+    (the database restored or recreated while Redis kept its keys: one test run after another):
+    the game's first change replaces it instead of being dropped until it expires."""
+    now = int(time.time() * 1000)
+    long_ago = now - timers.RECORD_FRESH_MS - 1
+    assert timers.replace(client, 7, 40, [("old", _at(86_400_000))], now_ms=long_ago)
+    # Within the window an older version is still kept out (out-of-order hand-overs).
+    assert not timers.replace(client, 7, 3, [("new", _at(1000))], now_ms=long_ago + 1000)
+    assert timers.replace(client, 7, 3, [("new", _at(1000))], now_ms=now)
+    assert set(_entries(client, 7)) == {"new"}
+    assert client.hget(timers.record_key(7), "v") == b"3"
+
+
 def test_no_timer_left_removes_every_entry_and_the_record_outlives_them_briefly(
     client: redis.Redis,
 ) -> None:
