@@ -340,12 +340,7 @@ def fetch_together(
                     ),
                     [p for s in statements for p in s[1]],  # type: ignore[index]
                 )
-                results = []
-                for i, statement in enumerate(statements):
-                    if i:
-                        cursor.nextset()
-                    results.append(Prepared._instances(statement[0], cursor.fetchall(), using))  # type: ignore[index]
-                return results
+                return _result_sets(cursor, statements, using)  # type: ignore[arg-type]
         return _pipelined(connection, statements, using)  # type: ignore[arg-type]
     if together:
         with connection.cursor() as cursor:
@@ -355,12 +350,7 @@ def fetch_together(
                     "; ".join(s[0].sql for s in statements),  # type: ignore[index]
                     [p for s in statements for p in s[1]],  # type: ignore[index]
                 )
-                results = []
-                for i, statement in enumerate(statements):
-                    if i:
-                        cursor.nextset()
-                    results.append(Prepared._instances(statement[0], cursor.fetchall(), using))  # type: ignore[index]
-                return results
+                return _result_sets(cursor, statements, using)  # type: ignore[arg-type]
     out = []
     for statement in statements:
         if statement is None:
@@ -371,6 +361,18 @@ def fetch_together(
             cursor.execute(compiled.sql, params)
             out.append(Prepared._instances(compiled, cursor.fetchall(), using))
     return out
+
+
+def _result_sets(
+    cursor: CursorWrapper, statements: list[tuple[_Compiled, list[Any]]], using: str
+) -> list[list[Any]]:
+    """Each statement's instances from one message's result sets, in order."""
+    results = []
+    for i, (compiled, _) in enumerate(statements):
+        if i:
+            cursor.nextset()
+        results.append(Prepared._instances(compiled, cursor.fetchall(), using))
+    return results
 
 
 def _client_binding(cursor: CursorWrapper) -> bool:

@@ -11,7 +11,6 @@ once), and a Redis failure must reach every caller (each reports it, rate-limite
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import pytest
@@ -19,17 +18,7 @@ from redis import asyncio as aioredis
 
 from games import presence
 
-
-@pytest.fixture
-def fresh_clients(redis_server: str) -> None:
-    """Presence clients are per loop; make sure this test's loop builds its own."""
-    presence._clients.clear()
-    presence._run_ids.clear()
-    presence._touches.clear()
-
-
-def _game() -> int:
-    return 10**9 + uuid.uuid4().int % 10**6  # no other test's table
+from .conftest import presence_game
 
 
 @pytest.mark.usefixtures("fresh_clients")
@@ -44,7 +33,7 @@ async def test_touches_of_one_iteration_share_one_send_and_each_gets_its_own_cha
         await real_send(self)
 
     monkeypatch.setattr(presence._Touches, "_send", counted)
-    game, other = _game(), _game()
+    game, other = presence_game(), presence_game()
     changes = await asyncio.gather(
         presence.touch(game, 0, "seat0-a", person="u1"),
         presence.touch(game, None, "watcher-a"),
@@ -70,7 +59,7 @@ async def test_touches_of_one_iteration_share_one_send_and_each_gets_its_own_cha
 
 @pytest.mark.usefixtures("fresh_clients")
 async def test_a_touch_cancelled_before_the_send_is_not_sent() -> None:
-    game = _game()
+    game = presence_game()
     kept = asyncio.ensure_future(presence.touch(game, 0, "stays"))
     dropped = asyncio.ensure_future(presence.touch(game, 1, "closed"))
     await asyncio.sleep(0)  # both queued, the send not yet run
@@ -91,7 +80,9 @@ async def test_a_redis_failure_reaches_every_touch_of_the_send(
     dead = aioredis.Redis.from_url("redis://127.0.0.1:1/0")  # nothing listens there
     monkeypatch.setattr(presence, "client", lambda: dead)
     results = await asyncio.gather(
-        presence.touch(_game(), 0, "a"), presence.touch(_game(), None, "b"), return_exceptions=True
+        presence.touch(presence_game(), 0, "a"),
+        presence.touch(presence_game(), None, "b"),
+        return_exceptions=True,
     )
     assert all(isinstance(r, presence.UNAVAILABLE) for r in results), results
     await dead.aclose()

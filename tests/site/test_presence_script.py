@@ -12,31 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 
 import pytest
 import redis
 
 from games import presence
 
-
-@pytest.fixture
-def fresh_clients(redis_server: str) -> None:
-    """Presence clients are per loop; make sure this test's loop builds its own."""
-    presence._clients.clear()
-    presence._run_ids.clear()
-    presence._touches.clear()
-
-
-def _game() -> int:
-    return 10**9 + uuid.uuid4().int % 10**6  # no other test's table
+from .conftest import presence_game
 
 
 @pytest.mark.usefixtures("fresh_clients")
 async def test_same_keys_scores_and_ttls_as_the_commands_it_replaces(
     redis_client: redis.Redis,
 ) -> None:
-    game = _game()
+    game = presence_game()
     before = presence._now_ms()
     await asyncio.gather(
         presence.touch(game, 2, "seat-a", person="u7"), presence.touch(game, None, "watch-a")
@@ -65,7 +54,7 @@ async def test_same_keys_scores_and_ttls_as_the_commands_it_replaces(
 async def test_each_touch_of_a_send_sees_the_table_its_own_refresh_left(
     redis_client: redis.Redis,
 ) -> None:
-    game, other = _game(), _game()
+    game, other = presence_game(), presence_game()
     await asyncio.gather(presence.touch(game, 0, "s0"), presence.touch(game, None, "w0"))
     # One send: known members around a newcomer, and another table in between.
     first, elsewhere, joined, again, watcher = await asyncio.gather(
@@ -93,7 +82,7 @@ async def test_each_touch_of_a_send_sees_the_table_its_own_refresh_left(
 
 @pytest.mark.usefixtures("fresh_clients")
 async def test_a_tick_prunes_expired_members_and_says_so(redis_client: redis.Redis) -> None:
-    game = _game()
+    game = presence_game()
     await asyncio.gather(presence.touch(game, 0, "alive"), presence.touch(game, None, "w-alive"))
     gone = presence._now_ms() - 1  # a process that died without a goodbye
     redis_client.zadd(presence._key(game), {"1|ghost": gone})
@@ -114,7 +103,7 @@ async def test_a_tick_prunes_expired_members_and_says_so(redis_client: redis.Red
 async def test_the_script_is_loaded_again_after_redis_forgets_it(
     redis_client: redis.Redis,
 ) -> None:
-    game = _game()
+    game = presence_game()
     assert (await presence.touch(game, 0, "s0")).seats_changed
     redis_client.script_flush()  # what a Redis restart also does
     change = await presence.touch(game, 1, "s1")
@@ -129,7 +118,7 @@ async def test_a_touch_cancelled_in_flight_returns_only_after_its_send_landed(
     monkeypatch: pytest.MonkeyPatch, redis_client: redis.Redis
 ) -> None:
     """A closing socket's `leave` must not run before its last refresh lands (a ghost)."""
-    game = _game()
+    game = presence_game()
     in_flight, release = asyncio.Event(), asyncio.Event()
     real = presence._script
 
@@ -163,7 +152,7 @@ async def test_a_tick_reads_the_run_id_once_for_every_socket(
 ) -> None:
     """Each socket asks for the run id right after its touch, when the cache is stale: one
     read per tick (in the touches' own call), not one `INFO` per socket."""
-    game = _game()
+    game = presence_game()
     infos: list[str] = []
     real_info = presence.client().info
 
@@ -223,7 +212,7 @@ async def test_a_seat_expiring_is_announced_by_the_next_heartbeat(
     from games.consumers import GameConsumer
 
     monkeypatch.setattr(presence, "REFRESH_SECONDS", 0.05)
-    game = _game()
+    game = presence_game()
     layer = InMemoryChannelLayer()
     listener = await layer.new_channel()
     group, _ = broadcast.presence_message(game, {"seats": {}, "spectators": 0})

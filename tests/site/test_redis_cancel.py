@@ -40,13 +40,6 @@ async def _cancelled_at_random_instants(call: Callable[[], Awaitable[Any]]) -> N
         assert task.cancelled()
 
 
-@pytest.fixture
-def fresh_clients(redis_server: str) -> None:
-    """Presence clients are per loop; make sure this test's loop builds its own."""
-    presence._clients.clear()
-    presence._run_ids.clear()
-
-
 #: A game no test makes (the presence tests' range): a probe cancelled between its touch and its
 #: leave must not leave a stray seat at a game another test plays (it would stay for the TTL).
 PROBE_GAME = 10**9 + 424_242
