@@ -56,18 +56,25 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
-#: Add the (score, member) pairs of ARGV, NX; if the earliest score moved earlier, leave its
-#: instant as the one token of the wake-up list KEYS[2].
-_ADD = """
-local before = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1]) end
+#: The wake-up rule both scripts end with (``before``: the set's earliest entry at their start).
+_WAKE = """
 local after = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #after > 0 and (#before == 0 or tonumber(after[2]) < tonumber(before[2])) then
   redis.call('DEL', KEYS[2])
   redis.call('RPUSH', KEYS[2], after[2])
 end
-return 0
 """
+
+#: Add the (score, member) pairs of ARGV, NX; if the earliest score moved earlier, leave its
+#: instant as the one token of the wake-up list KEYS[2].
+_ADD = (
+    """
+local before = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1]) end
+"""
+    + _WAKE
+    + "return 0\n"
+)
 
 #: Make the game's entries exactly the (score, key) pairs of ARGV[6..] -- unless the game's
 #: record KEYS[3] says a change of version ARGV[1] or newer already did, less than ARGV[5] ms
@@ -75,7 +82,8 @@ return 0
 #: longer lists are removed, the listed ones added NX; the record then holds the version, when
 #: it was written and the listed keys, and expires ARGV[3] ms after the latest of ARGV[4] (now)
 #: and their instants.  The wake-up rule is `_ADD`'s.
-_REPLACE = """
+_REPLACE = (
+    """
 local seen = redis.call('HMGET', KEYS[3], 'v', 'w')
 if seen[1] and tonumber(seen[1]) >= tonumber(ARGV[1])
   and tonumber(ARGV[4]) - tonumber(seen[2] or 0) < tonumber(ARGV[5]) then return 0 end
@@ -101,13 +109,11 @@ for i = 6, #ARGV, 2 do
 end
 redis.call('HSET', KEYS[3], unpack(record))
 redis.call('PEXPIREAT', KEYS[3], last + tonumber(ARGV[3]))
-local after = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #after > 0 and (#before == 0 or tonumber(after[2]) < tonumber(before[2])) then
-  redis.call('DEL', KEYS[2])
-  redis.call('RPUSH', KEYS[2], after[2])
-end
-return 1
 """
+    + _WAKE
+    + """return 1
+"""
+)
 
 #: How long a game's record (`_REPLACE`) outlives its latest timer (or the change, if it left
 #: none): long enough that a call handed over late (seconds at worst) still finds it and is
