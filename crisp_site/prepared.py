@@ -85,14 +85,14 @@ def _begin_first(raw: Any) -> str:
     (``_with_begin``): a transaction open on the session, psycopg out of autocommit, Django's
     ``atomic`` none the wiser (its ``COMMIT``, ``ROLLBACK``, ``on_commit`` as before).
     """
-    if (
-        not BEGIN_WITH_FIRST
-        or raw._autocommit
-        or raw._pipeline is not None
-        or raw.pgconn.transaction_status != _IDLE
-    ):
+    if not BEGIN_WITH_FIRST:
         return ""
-    return raw._get_tx_start_command().decode() + "; "
+    try:  # psycopg's own state (3.1+); a psycopg without it: its BEGIN, as before
+        if raw._autocommit or raw._pipeline is not None or raw.pgconn.transaction_status != _IDLE:
+            return ""
+        return raw._get_tx_start_command().decode() + "; "
+    except AttributeError:  # pragma: no cover - another psycopg
+        return ""
 
 
 def _with_begin(cursor: CursorWrapper, raw: Any, sql: str, params: list[Any]) -> None:
