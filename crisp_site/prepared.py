@@ -64,6 +64,57 @@ def server_binding() -> bool:
 _NEVER_BY_COUNT = 2**62
 
 
+#: Send a transaction's ``BEGIN`` in the message of its first statement when that statement is
+#: one of ours (``fetch_together``: an action's and a timer's lock + seats; ``Prepared.fetch``):
+#: one round trip fewer per transaction (session 19). False: psycopg sends it on its own first,
+#: and waits for its answer, as before -- the switch the benches' in-process A/B flips.
+BEGIN_WITH_FIRST = True
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE: no transaction open on the session
+
+
+def _begin_first(raw: Any) -> str:
+    """The ``BEGIN`` psycopg is about to send by itself before the next statement on ``raw``
+    (a psycopg connection out of autocommit, none open: Django's outermost ``atomic`` has not
+    run a statement yet), as text to send in front of that statement; else "".
+
+    Why: psycopg opens a transaction lazily, with ``BEGIN`` as a round trip of its own before
+    the first statement (``Connection._start_query``): one of an action's four (``BEGIN``, lock
+    + seats, the write, ``COMMIT``) on the daphne's one database thread, each a send and a
+    receive there and a message for the backend. The statement it is sent with runs in the
+    transaction it opens; what Django and psycopg see afterwards is what they would have seen
+    (``_with_begin``): a transaction open on the session, psycopg out of autocommit, Django's
+    ``atomic`` none the wiser (its ``COMMIT``, ``ROLLBACK``, ``on_commit`` as before).
+    """
+    if not BEGIN_WITH_FIRST:
+        return ""
+    try:  # psycopg's own state (3.1+); a psycopg without it: its BEGIN, as before
+        if raw._autocommit or raw._pipeline is not None or raw.pgconn.transaction_status != _IDLE:
+            return ""
+        return raw._get_tx_start_command().decode() + "; "
+    except AttributeError:  # pragma: no cover - another psycopg
+        return ""
+
+
+def _with_begin(cursor: CursorWrapper, raw: Any, sql: str, params: list[Any]) -> None:
+    """``cursor.execute(sql, params)`` (Django's cursor, client-side binding: one simple-query
+    message, several statements allowed) with the transaction's ``BEGIN`` in front of it when
+    psycopg would send one first (``_begin_first``); the cursor is left on ``sql``'s first
+    result either way."""
+    begin = _begin_first(raw)
+    if not begin or not _client_binding(cursor):
+        cursor.execute(sql, params)
+        return
+    # psycopg's own ``BEGIN`` would go first unless it took the session for autocommit: it
+    # does so for this one execution only, which opens the transaction itself; whatever
+    # happens, psycopg is back out of autocommit, as Django's ``atomic`` set it.
+    raw._autocommit = True
+    try:
+        cursor.execute(begin + sql, params)
+    finally:
+        raw._autocommit = False
+    cursor.nextset()  # past BEGIN's own (empty) result
+
+
 def binding_cursor(connection: Any) -> CursorWrapper:
     """A Django cursor on ``connection`` (PostgreSQL) that binds its parameters server-side and
     prepares each statement on its first execution on the underlying psycopg connection.
@@ -241,8 +292,12 @@ class Prepared:
         if statement is None:
             return []
         compiled, params = statement
-        with connections[using].cursor() as cursor:
-            cursor.execute(compiled.sql, params)
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                _with_begin(cursor, connection.connection, compiled.sql, params)
+            else:
+                cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
         return self._instances(compiled, rows, using)
 
@@ -322,6 +377,10 @@ def fetch_together(
     message: bench/results/session18-pgbind.md). Without it, the statements' own SQL in one
     message (client-side binding, Django's default). Elsewhere (SQLite) they run one by one.
     Each read gives what its ``fetch`` gives, refusals included.
+
+    On PostgreSQL, when they are the transaction's first statements (an action's, a timer's),
+    its ``BEGIN`` goes in the same message (``_with_begin``, session 19): one round trip for
+    ``BEGIN``, the lock and the seats, where psycopg sent ``BEGIN`` on its own first.
     """
     statements = [read._statement(keys, using) for read, keys in reads]
     connection = connections[using]
@@ -333,7 +392,9 @@ def fetch_together(
             return _pipelined(connection, statements, using)  # type: ignore[arg-type]
         with connection.cursor() as cursor:
             if _client_binding(cursor):
-                cursor.execute(
+                _with_begin(
+                    cursor,
+                    connection.connection,
                     "; ".join(
                         f"EXECUTE {name}({', '.join(['%s'] * len(s[1]))})"  # type: ignore[index]
                         for name, s in zip(names, statements, strict=True)
@@ -346,7 +407,9 @@ def fetch_together(
         with connection.cursor() as cursor:
             together = _client_binding(cursor)
             if together:
-                cursor.execute(
+                _with_begin(
+                    cursor,
+                    connection.connection,
                     "; ".join(s[0].sql for s in statements),  # type: ignore[index]
                     [p for s in statements for p in s[1]],  # type: ignore[index]
                 )

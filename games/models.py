@@ -114,7 +114,10 @@ class Game(models.Model):
 class Seat(models.Model):
     """A user's place at a game.  Seat numbers are 0..n-1 without gaps (clockwise, R27)."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    # No index of its own (db_index=False): the unique (game, number) leads with the game and
+    # serves every lookup by game; a second index was one more insert per row (issue 25,
+    # session 19: bench/results/session19-pg.md).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, db_index=False, related_name="seats")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="seats"
     )
@@ -200,7 +203,10 @@ class Event(models.Model):
         ENGINE = "engine", _("Engine")
         LOBBY = "lobby", _("Lobby")
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events")
+    # No index of its own (db_index=False): the unique (game, seq) leads with the game and
+    # serves every lookup by game; a second index was one more insert per row (issue 25,
+    # session 19: bench/results/session19-pg.md).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, db_index=False, related_name="events")
     round = models.ForeignKey(
         Round, on_delete=models.CASCADE, related_name="events", null=True, blank=True
     )
@@ -299,7 +305,12 @@ class EngineCall(models.Model):
         FIRE = "fire", "fire"
         ADVANCE = "advance", "advance"
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="engine_calls")
+    # No index of its own (db_index=False): the unique (game, version) leads with the game and
+    # serves every lookup by game; a second index was one more insert per row (issue 25,
+    # session 19: bench/results/session19-pg.md).
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, db_index=False, related_name="engine_calls"
+    )
     version = models.PositiveIntegerField()
     call = models.CharField(max_length=10, choices=Call.choices)
     at = models.BigIntegerField(help_text="The engine's now, ms since the epoch.")
