@@ -11,10 +11,12 @@ Group naming (one Channels group per *redaction*, not per socket):
 once — the state through `selectors.game_payload` and every new event through
 `selectors.event_payload`, the only two redaction points — and JSON-encodes it once, so a socket
 costs a `send` and nothing else. It goes out through the Redis channel layer, so sockets on any
-daphne process receive it. A change of a game in play comes with what its author committed
-(`services.Committed`: the row's new columns, the engine state it saved, its events, the seat
-map), so the frames are built without reading anything back and from one parse of the state;
-a lobby change, a retry, or a burst that other processes interleaved reads the table once.
+daphne process receive it: with the pub/sub layer (the default) published by the live thread
+itself (`_publish`), with the others through a sender loop's thread (`_SenderLoop`). A change
+of a game in play comes with what its author committed (`services.Committed`: the row's new
+columns, the engine state it saved, its events, the seat map), so the frames are built without
+reading anything back and from one parse of the state; a lobby change, a retry, or a burst
+that other processes interleaved reads the table once.
 
 Frames carry `prev_version` and `version`: the events in the frame are exactly those with
 `prev_version < event.version <= version`, and `state` is the table at `version`. A receiver whose
@@ -289,8 +291,30 @@ async def send_all(messages: list[tuple[str, dict[str, Any]]]) -> None:
     await asyncio.gather(*(layer.group_send(group, message) for group, message in messages))
 
 
+def _publish(messages: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Publish from this (the live) thread when the layer can (the pub/sub layer's
+    `publish_many`: the same `PUBLISH`es as `send_all`, with no other thread and no event
+    loop); False when it cannot (the classic layer, the in-memory one): `_sender` then."""
+    layer = get_channel_layer()
+    publish = getattr(layer, "publish_many", None)
+    if publish is None or not layer.publishes_without_loop:
+        return False
+    publish(messages, SEND_TIMEOUT)
+    return True
+
+
+def _send(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send a job's messages: published on this thread if the layer can, else through the
+    sender loop (`send_all`). Either way gives up after `SEND_TIMEOUT` seconds (per Redis
+    host's connect and reply when published here) and raises."""
+    if not _publish(messages):
+        _sender.run(send_all(messages))
+
+
 class _SenderLoop:
-    """One event loop thread per process for channel-layer sends from synchronous code.
+    """One event loop thread per process for channel-layer sends from synchronous code, for the
+    layers that cannot publish from the calling thread (`_publish`: the classic and in-memory
+    layers; the pub/sub layer does, since session 19).
 
     Why: `async_to_sync` from a Celery thread starts a new event loop per call, and the
     channel layer keeps its Redis connections per loop, so every broadcast paid for a thread,
@@ -390,7 +414,7 @@ class Dispatcher:
             if messages is None:
                 messages = change_messages(game_id, version)
             if messages:
-                _sender.run(send_all(messages))
+                _send(messages)
         except Exception:
             # Dropped, an idle game's receivers would never notice: try again a little later.
             if attempt < len(RETRY_DELAYS):
@@ -492,8 +516,9 @@ def chat_posted(game_id: int, message_id: int) -> None:
         if message is None:
             return
         text = encode(chat_frame(message))
-        layer = get_channel_layer()
-        _sender.run(layer.group_send(table_group(game_id), {"type": "game.chat", "text": text}))
+        line = (table_group(game_id), {"type": "game.chat", "text": text})
+        if not _publish([line]):
+            _sender.run(get_channel_layer().group_send(*line))
 
     try:
         dispatcher.submit(job)
@@ -515,8 +540,7 @@ def turns_changed(user_ids: list[int]) -> None:
         return
 
     def job() -> None:
-        messages = [(user_group(u), {"type": "turns.changed"}) for u in ids]
-        _sender.run(send_all(messages))
+        _send([(user_group(u), {"type": "turns.changed"}) for u in ids])
 
     try:
         dispatcher.submit(job)

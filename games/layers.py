@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections import defaultdict
 from typing import Any
 
+import redis
 from channels_redis.core import RedisChannelLayer
-from channels_redis.pubsub import RedisPubSubChannelLayer
+from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
+from channels_redis.utils import decode_hosts
 from redis import asyncio as aioredis
 
 logger = logging.getLogger(__name__)
@@ -174,3 +177,103 @@ class PubSubChannelLayer(RedisPubSubChannelLayer):
                 await pipe.execute()
 
         await asyncio.gather(*(publish(shard, items) for shard, items in by_shard.values()))
+
+    def publish_many(self, messages: list[tuple[str, dict[str, Any]]], timeout: float) -> None:
+        """`group_send_many` from synchronous code, without an event loop: the same `PUBLISH`es
+        (the loop layer's own channel names and shard choice, this layer's `serialize`), one
+        pipeline per shard, on this thread.
+
+        Why: the live thread (`games.broadcast.Dispatcher`) sent through another thread's event
+        loop and waited for it -- two cross-thread wake-ups and an asyncio round trip per
+        broadcast, for one pipeline (bench/broadcast_cpu.py; bench/results/session19-live.md).
+
+        Each shard's connection gives up after `timeout` seconds (connect, then each reply) and
+        retries nothing (as the loop layer's pool); a shard that fails does not stop the others
+        from getting theirs, and the first failure is raised after all were tried (as
+        `asyncio.gather` did). Connections are redis-py's blocking ones, a pool per shard and
+        timeout, safe across threads and reset after a fork (redis-py checks the pid).
+        """
+        if not messages:
+            return
+        assert self.publishes_without_loop, "sentinel hosts publish through the event loop"
+        sync = self._sync_publisher()
+        by_shard: dict[int, list[tuple[str, bytes]]] = {}
+        for group, message in messages:
+            name = sync.naming._get_group_channel_name(group)
+            shard = sync.naming._get_shard(name)
+            by_shard.setdefault(sync.index[id(shard)], []).append((name, self.serialize(message)))
+        failure: BaseException | None = None
+        for index, items in by_shard.items():
+            try:
+                sync.publish(index, timeout, items)
+            except Exception as error:  # the other shards still get theirs
+                failure = failure or error
+        if failure is not None:
+            raise failure
+
+    @property
+    def publishes_without_loop(self) -> bool:
+        """Whether `publish_many` can reach every host (plain addresses; not sentinels)."""
+        return self._sync_publisher().plain
+
+    def _sync_publisher(self) -> _SyncPublisher:
+        publisher = self.__dict__.get("_sync")
+        if publisher is None:
+            with _SYNC_LOCK:
+                publisher = self.__dict__.get("_sync")
+                if publisher is None:
+                    publisher = self.__dict__["_sync"] = _SyncPublisher(self)
+        return publisher
+
+
+_SYNC_LOCK = threading.Lock()
+
+
+class _SyncPublisher:
+    """What `PubSubChannelLayer.publish_many` needs beside the layer: a loop layer built from
+    the same arguments, used only for its naming and shard choice (it opens nothing), and a
+    redis-py blocking connection pool per shard and timeout, made on first use."""
+
+    def __init__(self, layer: PubSubChannelLayer) -> None:
+        self.naming = RedisPubSubLoopLayer(*layer._args, **layer._kwargs, channel_layer=layer)
+        self.index = {id(shard): i for i, shard in enumerate(self.naming._shards)}
+        self.hosts = decode_hosts(layer._kwargs.get("hosts"))
+        self.plain = not any("master_name" in host for host in self.hosts)
+        self._pools: dict[tuple[int, float], redis.ConnectionPool] = {}
+        self._lock = threading.Lock()
+
+    def publish(self, index: int, timeout: float, items: list[tuple[str, bytes]]) -> None:
+        """`PUBLISH` each (channel, bytes) on shard `index`, pipelined: one write, then every
+        reply read. (redis-py's `Pipeline` did the same with a third more CPU, per
+        bench/broadcast_cpu.py's session-19 runs.) A connection that failed half-way is dropped,
+        not handed to the next caller with replies unread."""
+        pool = self.pool(index, timeout)
+        connection = pool.get_connection()  # connected, checked (a Redis restart reconnects)
+        try:
+            connection.send_packed_command(
+                connection.pack_commands([("PUBLISH", name, data) for name, data in items])
+            )
+            for _ in items:
+                connection.read_response()
+        except BaseException:
+            connection.disconnect()
+            raise
+        finally:
+            pool.release(connection)
+
+    def pool(self, index: int, timeout: float) -> redis.ConnectionPool:
+        pool = self._pools.get((index, timeout))
+        if pool is None:
+            with self._lock:
+                pool = self._pools.get((index, timeout))
+                if pool is None:
+                    pool = self._pools[index, timeout] = self._connect(index, timeout)
+        return pool
+
+    def _connect(self, index: int, timeout: float) -> redis.ConnectionPool:
+        host = dict(self.hosts[index])
+        options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+        address = host.pop("address", None)
+        if address is not None:
+            return redis.ConnectionPool.from_url(address, **{**host, **options})
+        return redis.ConnectionPool(**{**host, **options})
