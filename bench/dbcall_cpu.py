@@ -25,6 +25,9 @@ loop) and of the database threads (each executor thread's CPU clock, before and 
 function's `direct` cost subtracted gives what a call costs beyond it. The after-commit
 broadcast of an action runs on the process's live thread (not counted: every way alike).
 
+`--tight N`: then N blocks of 50 back-to-back calls of `empty` and `select1` each way, the CPU
+of the whole process per call (no idle thread to wake between calls).
+
 Prints, per function and way, the median (and mean) CPU per call, and per function the rounds
 (one call each way) in which `new` cost less than `main`, with the load average.
 """
@@ -269,12 +272,37 @@ async def _bench(args: argparse.Namespace) -> None:
                 f"    {b} below {a}: {lower} of {len(diffs)} rounds, median saving "
                 f"{statistics.median(diffs) * 1000:.1f} us"
             )
+    if args.tight:
+        await _tight(
+            args.tight,
+            {"main": main, "keep": keep, "new": db.parallel_database_sync_to_async},
+            (empty, select1),
+        )
     for game_id, _ in tables:
         await direct.run(
             lambda g=game_id: Game.objects.filter(pk=g).update(
                 status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
             )
         )
+
+
+async def _tight(blocks: int, ways: dict[str, Any], funcs: tuple[Callable[..., Any], ...]) -> None:
+    """`--tight`: back-to-back calls (the threads never idle long), blocks of 50 per way, the
+    ways' order reversed every block; CPU of the whole process (every thread) per call."""
+    per: dict[tuple[str, str], list[float]] = {}
+    for b in range(blocks):
+        for func in funcs:
+            for way in list(ways) if b % 2 else list(reversed(list(ways))):
+                t0 = time.process_time()
+                for _ in range(50):
+                    await ways[way](func)()
+                per.setdefault((func.__name__, way), []).append((time.process_time() - t0) / 50)
+    load = os.getloadavg()
+    print(
+        f"  tight: {blocks} blocks of 50 calls each way, process CPU per call; load {load[0]:.2f}"
+    )
+    for (name, way), values in per.items():
+        print(f"    {name:<8} {way:<5} {statistics.median(values[2:]) * 1e6:7.1f} us")
 
 
 def main() -> None:
@@ -284,6 +312,7 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=12)
     parser.add_argument("--calls", type=int, default=600, help="rounds of empty and select1")
     parser.add_argument("--turns", type=int, default=240, help="rounds of act (a turn each way)")
+    parser.add_argument("--tight", type=int, default=0, help="blocks of back-to-back calls")
     args = parser.parse_args()
     _setup(args)
     asyncio.run(_bench(args))
