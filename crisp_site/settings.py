@@ -175,6 +175,10 @@ DB_SERVER_BINDING = env_bool("DB_SERVER_BINDING", True)
 # Database calls one daphne process runs at once for its sockets (crisp_site/db.py); 0: the
 # PostgreSQL pool's max_size (4 without a pool).
 DB_THREADS = int(os.environ.get("DB_THREADS", "0"))
+# How many of those threads keep a pooled PostgreSQL connection between calls instead of
+# borrowing one per call (crisp_site/db.py); -1: half the pool's max_size, so the other half
+# serves the process's REST requests. 0: none (every call borrows and gives back, as before).
+DB_THREAD_CONNECTIONS = int(os.environ.get("DB_THREAD_CONNECTIONS", "-1"))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

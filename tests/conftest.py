@@ -222,3 +222,14 @@ def redis_client(redis_server: str) -> redis.Redis:
 def log_dir(tmp_path: Path) -> Path:
     """Where the logs of processes a test starts go (printed when the test fails)."""
     return tmp_path / "logs"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's, and before the test database is dropped the connections the database
+    threads keep between calls (crisp_site/db.py) are closed: PostgreSQL refuses to drop a
+    database someone is connected to."""
+    yield
+    from crisp_site.db import release_connections
+
+    release_connections()
