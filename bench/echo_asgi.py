@@ -28,12 +28,19 @@ import django
 
 django.setup()
 
+from channels.consumer import get_handler_name  # noqa: E402
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
 #: Seats per table: the groups of a table are its seats' plus the spectators'.
 SEATS = int(os.environ.get("ECHO_SEATS", "4"))
+#: `ECHO_BARE_DISPATCH=1` (session 19): dispatch each message without Channels' own
+#: `aclose_old_connections()`, a hop to the database thread and back per message (a received
+#: frame and each group message) to close connections this echo never opens. Off by default:
+#: the echo is Channels' consumer as it ships (the issue's denominator); on, it is the fan-out
+#: alone, which the product's own consumer loop matches (it makes no such hop per frame).
+BARE_DISPATCH = os.environ.get("ECHO_BARE_DISPATCH") == "1"
 
 
 class EchoConsumer(AsyncWebsocketConsumer):
@@ -65,6 +72,15 @@ class EchoConsumer(AsyncWebsocketConsumer):
 
     async def echo_frame(self, message: dict[str, Any]) -> None:
         await self.send(text_data=message["text"])
+
+    if BARE_DISPATCH:
+
+        async def dispatch(self, message: dict[str, Any]) -> None:
+            """Channels' `dispatch` minus its `aclose_old_connections()` (see BARE_DISPATCH)."""
+            handler = getattr(self, get_handler_name(message), None)
+            if handler is None:
+                raise ValueError(f"No handler for message type {message['type']}")
+            await handler(message)
 
 
 application = ProtocolTypeRouter(

@@ -1124,6 +1124,8 @@ def main() -> None:
             f"private Redis, think {think[0]}-{think[1]} s, logs in {logs}; "
             f"json: {'orjson' if loads is not json.loads else 'stdlib'} (client)"
         )
+        if os.environ.get("ECHO_BARE_DISPATCH") == "1":
+            print("echo: ECHO_BARE_DISPATCH=1 (no database-thread hop per message; echo_asgi.py)")
         rows = []
         for d in daphne_counts:
             for n in sizes:
