@@ -78,3 +78,15 @@ def test_crisp_settings_from_stored_json_are_checked_once_per_json() -> None:
         Settings.__post_init__ = checks  # type: ignore[method-assign]
     assert a is b and a.target_score == 7919 and c.target_score == 7920
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_settings_stored_before_a_field_existed_load_with_its_default(kind: str) -> None:
+    """A game stored before ``pace`` and ``turn_seconds`` (issue 26) loads as it did: the
+    defaults fill them, the first time and every time after."""
+    cls = _settings(kind)
+    stored = {k: v for k, v in cls().to_json().items() if k not in ("pace", "turn_seconds")}
+    for _ in range(2):
+        loaded = cls.from_json(dict(stored))
+        assert loaded == cls(**stored) == cls()
+        assert loaded.to_json() == cls().to_json()
