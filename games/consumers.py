@@ -208,8 +208,13 @@ def _act(game_id: int, user: Any, content: dict[str, Any]) -> tuple[int | None, 
     else:
         # A first application: the seat it was applied for (a playing game's seats do not
         # move) and the game as the change left it; two round trips fewer on the daphne
-        # process's one database thread (bench/RESULTS.md, "Scale").
-        game = Game(pk=game_id, version=result.version, kind=result.kind)
+        # process's one database thread (bench/RESULTS.md, "Scale"). Its key, kind and
+        # version (in the model's column order), the rest deferred: ``from_db`` costs a third
+        # of ``Game(...)``, which made every other column's default (bench/results/
+        # session19-engine.md).
+        game = Game.from_db(
+            "default", ("id", "kind", "version"), [game_id, result.kind, result.version]
+        )
         seat = result.seat
     return seat, {
         "type": "ack",

@@ -240,17 +240,52 @@ class JsonSettings:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form, every field (``from_json`` restores it exactly)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     @classmethod
     def from_json(cls, d: object) -> Any:
-        """The settings ``to_json`` wrote; anything else is ``IllegalAction("bad_settings")``."""
+        """The settings ``to_json`` wrote; anything else is ``IllegalAction("bad_settings")``.
+
+        The same JSON (the same names, in the same order, with values of the same types and
+        equal) gives the same instance: a frozen one is shared safely, and a game's stored
+        settings are read with its state on every change (``_SETTINGS_READ``).
+        """
         if not isinstance(d, dict):
             raise IllegalAction(BAD_SETTINGS, "settings must be a JSON object")
-        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        try:
+            key: tuple[Any, ...] | None = (cls, *[(k, type(v), v) for k, v in d.items()])
+            found = _SETTINGS_READ.get(key)  # type: ignore[arg-type]
+        except TypeError:  # a value that is no scalar: not remembered (the checks decide)
+            key, found = None, None
+        if found is not None:
+            return found
+        unknown = set(d) - set(_field_names(cls))
         if unknown:
             raise IllegalAction(BAD_SETTINGS, f"unknown settings: {sorted(unknown)}")
-        return cls(**d)
+        settings = cls(**d)
+        if key is not None:
+            if len(_SETTINGS_READ) >= _SETTINGS_READ_MAX:
+                _SETTINGS_READ.clear()
+            _SETTINGS_READ[key] = settings
+        return settings
+
+
+#: ``JsonSettings.from_json``'s instances by class and JSON (each name with its value's type
+#: and the value: ``True`` and ``1`` are different keys), checked once; a few hundred at most.
+#: Why: checking a game's settings again on every change cost as much as reading the rest of its
+#: state (bench/results/session19-engine.md).
+_SETTINGS_READ: dict[tuple[Any, ...], Any] = {}
+_SETTINGS_READ_MAX = 512
+#: Each settings class's field names, in field order (``dataclasses.fields`` builds them anew).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass ``cls``'s field names in field order, worked out once."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return names
 
 
 #: Issue 26: a game's pace, the host's choice beside each game's own menu.  ``live`` is the game

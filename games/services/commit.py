@@ -40,7 +40,16 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Case, DateTimeField, OuterRef, Q, Subquery, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    Model,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast
 
 from games import clock, signals
@@ -278,6 +287,82 @@ def _seat_event(seat: Seat) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------
+# The unsaved rows of a change, built positionally
+# ------------------------------------------------------------------------------------------
+# Why: an event, the engine call and the broadcast's copy of the game are built with
+# ``Model.__init__``'s positional path (``from_db`` for the copy), one value per column in the
+# model's order. The keyword path looks every field up by name, calls each missing column's
+# default and sets a foreign key through its descriptor: ~8 us an event row and ~16 a game row
+# when hot, several times that on the daphne's database thread between actions (bench/results/
+# session19-engine.md).
+def _columns(model: type[Model], expected: tuple[str, ...]) -> tuple[str, ...]:
+    """``expected``, after checking that it is ``model``'s concrete columns in their order (a
+    model whose columns change fails here, at import, not in a write)."""
+    found = tuple(f.attname for f in model._meta.concrete_fields)
+    if found != expected:  # pragma: no cover - a migration's reminder
+        raise RuntimeError(f"{model.__name__}'s columns are {found}, not {expected}")
+    return expected
+
+
+_columns(
+    Event,
+    ("id", "game_id", "round_id", "seq", "version", "origin", "type", "data", "created_at"),
+)
+_EVENT_GAME = Event._meta.get_field("game")
+_EVENT_ROUND = Event._meta.get_field("round")
+#: ``EngineCall``'s columns in the model's order, and the value of each an engine call leaves
+#: out (the model's own defaults: constants, checked below).
+_CALL_COLUMNS = tuple(f.attname for f in EngineCall._meta.concrete_fields)
+_CALL_DEFAULTS = {f.attname: f.get_default() for f in EngineCall._meta.concrete_fields}
+_CALL_PER_ROW = [
+    f for f in EngineCall._meta.concrete_fields if f.has_default() and callable(f.default)
+]
+if _CALL_PER_ROW:  # pragma: no cover - a migration's reminder
+    raise RuntimeError("an EngineCall column's default is made per row: build it by keyword")
+#: What an engine call (``_engine_change``'s ``call``) may name: the columns of its own.
+_CALL_FIELDS = frozenset(_CALL_COLUMNS) - {"id", "game_id", "version", "at"}
+_CALL_GAME = EngineCall._meta.get_field("game")
+
+
+def _call_row(game: Game, version: int, at_ms: int, call: dict[str, Any]) -> EngineCall:
+    """``EngineCall(game=game, version=version, at=at_ms, **call)``, positionally; a ``call``
+    naming anything else goes the keyword path (which refuses it as it always did)."""
+    if not call.keys() <= _CALL_FIELDS:
+        return EngineCall(game=game, version=version, at=at_ms, **call)
+    values = {**_CALL_DEFAULTS, **call, "game_id": game.pk, "version": version, "at": at_ms}
+    row = EngineCall(*[values[column] for column in _CALL_COLUMNS])
+    _CALL_GAME.set_cached_value(row, game)
+    return row
+
+
+#: The columns of the game row the broadcast's copy carries (``Committed.game``), in the
+#: model's order (``Model.from_db`` takes them so); the rest are deferred, as in an ``.only()``.
+_COMMITTED_COLUMNS = tuple(
+    f.attname
+    for f in Game._meta.concrete_fields
+    if f.attname in {"id", "kind", "status", "version", "state", "winners"}
+)
+
+
+def _committed_game(game: Game, version: int, snapshot: dict[str, Any]) -> Game:
+    """``Committed.game``: a copy of the row's columns a receiver's state is built from, at
+    ``version`` (``Game.from_db``: the positional path)."""
+    values = {
+        "id": game.pk,
+        "kind": game.kind,
+        "status": game.status,
+        "version": version,
+        "state": snapshot,
+        "winners": list(game.winners),
+    }
+    return Game.from_db(
+        game._state.db or "default",
+        _COMMITTED_COLUMNS,
+        [values[column] for column in _COMMITTED_COLUMNS],
+    )
+
+
+# ------------------------------------------------------------------------------------------
 # Stage 4: persist (snapshot, rounds, scores, events, version)
 # ------------------------------------------------------------------------------------------
 def _event_row(
@@ -295,16 +380,22 @@ def _event_row(
     event).  Caller holds the game's row lock (that is what makes ``seq`` gap-free and unique
     without retries)."""
     game.last_seq += 1
-    return Event(
-        game=game,
-        round=round,
-        seq=game.last_seq,
-        version=version,
-        origin=origin,
-        type=type,
-        data=data,
-        created_at=clock.to_datetime(at_ms),
+    # ``Event(game=game, round=round, ...)``, built positionally (the columns' order is checked
+    # at import, ``_columns``); the relations cached as the keyword path's descriptors cache them.
+    row = Event(
+        None,
+        game.pk,
+        None if round is None else round.pk,
+        game.last_seq,
+        version,
+        origin,
+        type,
+        data,
+        clock.to_datetime(at_ms),
     )
+    _EVENT_GAME.set_cached_value(row, game)
+    _EVENT_ROUND.set_cached_value(row, round)
+    return row
 
 
 def _lobby_change(
@@ -404,9 +495,7 @@ def _engine_change(
     # statement fewer per timer that times a seat out) when that write runs and has the seats.
     counts: dict[int, int] | None = {} if columns_only and seats is not None else None
     lobby_events = [*lobby_events, *_sit_in(game, engine, engine_events, actor, seats, counts)]
-    call_row = (
-        EngineCall(game=game, version=version, at=at_ms, **call) if call is not None else None
-    )
+    call_row = _call_row(game, version, at_ms, call) if call is not None else None
     rows: list[Event] = [
         _event_row(game, origin=Event.Origin.LOBBY, type=t, data=d, version=version, at_ms=at_ms)
         for t, d in lobby_events
@@ -490,14 +579,7 @@ def _engine_change(
     if game.status == Game.Status.FINISHED:
         signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
-        game=Game(
-            pk=game.pk,
-            kind=game.kind,
-            version=version,
-            status=game.status,
-            state=snapshot,
-            winners=list(game.winners),
-        ),
+        game=_committed_game(game, version, snapshot),
         state=new_state,
         events=rows,
         seat_users={seat.number: seat.user_id for seat in seats} if seats is not None else None,
@@ -822,6 +904,8 @@ def _bot_moves(
             .filter(Q(sitting_in=True) | Q(user__is_bot=True))
             .values_list("number", flat=True)
         )
+    if not numbers:  # no computer player: nobody to wake (and no deadline to look at)
+        return []
     # A silent deadline (``_timers``) brings no change to wake a computer player when it
     # happens, so a seat is also woken once after each (a think time after its instant): what
     # it opens (Crisp: the next player's draw) is then among its moves. A wake whose version
