@@ -162,7 +162,7 @@ async def test_the_database_threads_keep_their_sqlite_connection(
     from crisp_site.db import db_threads, parallel_database_sync_to_async
 
     if connection.vendor != "sqlite":
-        pytest.skip("PostgreSQL borrows from its pool (CONN_MAX_AGE=0)")
+        pytest.skip("SQLite only; PostgreSQL's kept connections: tests/site/test_db_threads.py")
     opened: list[int] = []
 
     def count(sender: Any, connection: Any, **kwargs: Any) -> None:
