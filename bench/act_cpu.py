@@ -56,29 +56,9 @@ def main() -> None:
     tree = Path(args.tree).resolve()
     sys.path.insert(0, str(tree))
     sys.path.insert(1, str(BASE_DIR / "bench"))
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="crisp_site.settings",
-        DATABASE_URL=args.database_url,
-        REDIS_URL=args.redis_url,
-        DEBUG="0",
-        LOG_LEVEL="WARNING",
-        CONN_MAX_AGE="0",  # the pool keeps the connection (crisp_site/settings.py)
-        ALLOWED_HOSTS="127.0.0.1",
-        SECRET_KEY="bench-act-cpu-not-secret",  # noqa: S106 - a throwaway bench key
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=tree, check=True
-    )
-    import django
-
-    # Celery's Django fix-up puts the working directory first on the path when the app is
-    # made (django.setup): from another checkout, that checkout's `games` was imported and
-    # measured instead of --tree's (session 14 found every earlier --tree A/B measured the
-    # driver's own code twice). Run from the tree, and check.
-    os.chdir(tree)
-    django.setup()
+    setup_django(args.database_url, args.redis_url, "act-cpu", tree)
     from django.contrib.auth import get_user_model
-    from live import make_tables
+    from live import make_tables, move_after_draw
 
     from games import clock, consumers, services
     from games.models import Game
@@ -144,9 +124,7 @@ def main() -> None:
                 switch()  # per turn: each way gets as many draws as discards
             for action in ({"type": "draw", "source": "deck"}, None):
                 if action is None:
-                    held = [e for e in ack["events"] if e["type"] == "draw"]
-                    card = held[-1]["data"].get("card") if held else None
-                    action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                    action = move_after_draw(ack["events"])
                 if done == 100 and not pids:
                     pids = _backends()
                 b0 = _backends_ns(pids)
@@ -211,6 +189,32 @@ def main() -> None:
         Game.objects.filter(pk=game_id).update(
             status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
         )
+
+
+def setup_django(database_url: str, redis_url: str, name: str, tree: Path = BASE_DIR) -> None:
+    """Django in this process on the bench's database (migrated first) and Redis, from `tree`
+    (an in-process bench's set-up; `name` tells its throwaway secret key apart)."""
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="crisp_site.settings",
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        DEBUG="0",
+        LOG_LEVEL="WARNING",
+        CONN_MAX_AGE="0",  # the pool keeps the connection (crisp_site/settings.py)
+        ALLOWED_HOSTS="127.0.0.1",
+        SECRET_KEY=f"bench-{name}-not-secret",
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=tree, check=True
+    )
+    import django
+
+    # Celery's Django fix-up puts the working directory first on the path when the app is
+    # made (django.setup): from another checkout, that checkout's `games` was imported and
+    # measured instead of --tree's (session 14 found every earlier --tree A/B measured the
+    # driver's own code twice). Run from the tree, and check.
+    os.chdir(tree)
+    django.setup()
 
 
 def _mode(thread_ms: float, backend_ms: float) -> tuple[bool, float, float]:

@@ -39,7 +39,6 @@ import asyncio
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -55,23 +54,9 @@ WAYS = ("main", "keep", "new", "direct")
 def _setup(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(BASE_DIR))
     sys.path.insert(1, str(BASE_DIR / "bench"))
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="crisp_site.settings",
-        DATABASE_URL=args.database_url,
-        REDIS_URL=args.redis_url,
-        DEBUG="0",
-        LOG_LEVEL="WARNING",
-        CONN_MAX_AGE="0",
-        ALLOWED_HOSTS="127.0.0.1",
-        SECRET_KEY="bench-dbcall-not-secret",  # noqa: S106 - a throwaway bench key
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=BASE_DIR, check=True
-    )
-    os.chdir(BASE_DIR)
-    import django
+    from act_cpu import setup_django
 
-    django.setup()
+    setup_django(args.database_url, args.redis_url, "dbcall")
 
 
 def _main_wrapper() -> tuple[Any, Any, list[ThreadPoolExecutor]]:
@@ -151,7 +136,7 @@ async def _bench(args: argparse.Namespace) -> None:
     main, keep, pools = _main_wrapper()
     pools.append(db.executor())
     direct = Direct()
-    from live import make_tables
+    from live import make_tables, move_after_draw
 
     def setup_tables() -> list[tuple[int, dict[int, Any]]]:
         tables = make_tables(args.tables)
@@ -233,9 +218,7 @@ async def _bench(args: argparse.Namespace) -> None:
             ack: dict[str, Any] = {"events": []}
             for action in ({"type": "draw", "source": "deck"}, None):
                 if action is None:
-                    held = [e for e in ack["events"] if e["type"] == "draw"]
-                    card = held[-1]["data"].get("card") if held else None
-                    action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                    action = move_after_draw(ack["events"])
                 (_, ack), loop_ms, thread_ms = await call(
                     way, consumers._act, game_id, user, {"action": action}
                 )

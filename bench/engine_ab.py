@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import os
 import statistics
 import subprocess
 import sys
@@ -143,25 +142,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=100, help="actions each way, not counted")
     parser.add_argument("--timers", action="store_true", help="measure timers, not actions")
     args = parser.parse_args()
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="crisp_site.settings",
-        DATABASE_URL=args.database_url,
-        REDIS_URL=args.redis_url,
-        DEBUG="0",
-        LOG_LEVEL="WARNING",
-        CONN_MAX_AGE="0",
-        ALLOWED_HOSTS="127.0.0.1",
-        SECRET_KEY="bench-engine-ab-not-secret",  # noqa: S106 - a throwaway bench key
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=BASE_DIR, check=True
-    )
-    os.chdir(BASE_DIR)
-    import django
+    from act_cpu import setup_django
 
-    django.setup()
+    setup_django(args.database_url, args.redis_url, "engine-ab")
     from act_cpu import _backends, _backends_ns
-    from live import make_tables
+    from live import make_tables, move_after_draw
 
     from games import clock, consumers, services
     from games.models import Game
@@ -207,9 +192,7 @@ def main() -> None:
             ack: dict[str, Any] = {"events": []}
             for action in ({"type": "draw", "source": "deck"}, None):
                 if action is None:
-                    held = [e for e in ack["events"] if e["type"] == "draw"]
-                    card = held[-1]["data"].get("card") if held else None
-                    action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                    action = move_after_draw(ack["events"])
                 b0, t0 = _backends_ns(pids), time.thread_time()
                 try:
                     _, ack = consumers._act(game_id, user, {"action": action})

@@ -166,6 +166,14 @@ async def fanout(
 # --- 2. tables --------------------------------------------------------------------------------
 
 
+def move_after_draw(events: list[dict[str, Any]]) -> dict[str, str]:
+    """A bench player's move after its draw, from the draw's ack events (wire form): the
+    King's power when it drew a King, else the discard (the in-process benches' one rule)."""
+    held = [e for e in events if e["type"] == "draw"]
+    card = held[-1]["data"].get("card") if held else None
+    return {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+
+
 def make_tables(n: int) -> list[tuple[int, list[str]]]:
     from django.contrib.auth import get_user_model
 

@@ -110,7 +110,7 @@ def main() -> None:
     os.chdir(BASE_DIR)
     django.setup()
     from django.db import connections
-    from live import make_tables
+    from live import make_tables, move_after_draw
 
     from crisp_site import prepared
     from games import clock, consumers, services
@@ -198,9 +198,7 @@ def main() -> None:
         ack: dict[str, Any] = {"events": []}
         for action in ({"type": "draw", "source": "deck"}, None):
             if action is None:
-                held = [e for e in ack["events"] if e["type"] == "draw"]
-                card = held[-1]["data"].get("card") if held else None
-                action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+                action = move_after_draw(ack["events"])
             ns0, io0 = _schedstat(pid[side]), _io(pid[side])
             waits.clear()
             t0 = time.thread_time()
