@@ -516,9 +516,7 @@ def chat_posted(game_id: int, message_id: int) -> None:
         if message is None:
             return
         text = encode(chat_frame(message))
-        line = (table_group(game_id), {"type": "game.chat", "text": text})
-        if not _publish([line]):
-            _sender.run(get_channel_layer().group_send(*line))
+        _send([(table_group(game_id), {"type": "game.chat", "text": text})])
 
     try:
         dispatcher.submit(job)
