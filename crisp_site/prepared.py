@@ -32,6 +32,8 @@ from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
 
+from crisp_site.rows import Rows, rows_for
+
 #: The stand-in keys the SQL is compiled with (found again in its parameters, then replaced):
 #: within every integer column's range, or the ORM would compile "no rows" instead.
 _STAND_IN = 30_011
@@ -220,6 +222,9 @@ class _Compiled:
     converters: dict[int, Any]
     #: A composite key among the columns: rows go through ``results_iter`` as before.
     composite: bool
+    #: The instances built without ``Model.__init__`` (``crisp_site.rows``, session 20); None
+    #: where that would not be the same instance: ``from_db`` and Django's populators then.
+    rows: Rows | None
 
 
 class Prepared:
@@ -262,20 +267,23 @@ class Prepared:
                 klass_info = compiler.klass_info
                 fields = [s[0] for s in compiler.select[: compiler.col_count]]
                 start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+                init_list = [f[0].target.attname for f in compiler.select[start:end]]
+                populators = get_related_populators(klass_info, compiler.select, alias)
                 found = _Compiled(
                     sql=sql,
                     params=params,
                     key_at=tuple(params.index(k) for k in stand_ins),
                     compiler=compiler,
                     model=klass_info["model"],
-                    init_list=[f[0].target.attname for f in compiler.select[start:end]],
+                    init_list=init_list,
                     start=start,
                     end=end,
-                    populators=get_related_populators(klass_info, compiler.select, alias),
+                    populators=populators,
                     for_update=queryset.query.select_for_update,
                     annotations=tuple(compiler.annotation_col_map.items()),
                     converters=compiler.get_converters(fields),
                     composite=compiler.has_composite_fields(fields),
+                    rows=rows_for(klass_info["model"], init_list, populators, alias),
                 )
                 self._compiled[alias] = found
         return found
@@ -344,14 +352,24 @@ class Prepared:
             converted = compiler.apply_converters(rows, compiled.converters)
         else:
             converted = rows
+        start, end, annotations = compiled.start, compiled.end, compiled.annotations
+        fast = compiled.rows
         out = []
+        if fast is not None and fast.ready():
+            make, populators = fast.make, fast.populators
+            for row in converted:
+                obj = make(row[start:end])
+                for populator in populators:
+                    populator.populate(row, obj)
+                for name, at in annotations:
+                    setattr(obj, name, row[at])
+                out.append(obj)
+            return out
         for row in converted:
-            obj = compiled.model.from_db(
-                using, compiled.init_list, row[compiled.start : compiled.end]
-            )
+            obj = compiled.model.from_db(using, compiled.init_list, row[start:end])
             for populator in compiled.populators:
                 populator.populate(row, obj)
-            for name, at in compiled.annotations:
+            for name, at in annotations:
                 setattr(obj, name, row[at])
             out.append(obj)
         return out
