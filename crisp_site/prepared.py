@@ -6,9 +6,10 @@ the SQL (``names_to_path``, ``add_q``, ``as_sql``) for a statement that never ch
 its key -- ~0.4 ms for the row lock and ~0.7 ms for the seats against ~0.07 ms each through a
 cursor (bench/RESULTS.md, "Scale", sessions 4 and 8). A ``Prepared`` read is the same ORM
 query, compiled once per database alias with a stand-in key; each call runs that SQL with the
-real key and builds the instances with Django's own converters and ``select_related``
-populators, so what the service layer gets is what the queryset would have given (deferred
-columns included: they load on access, as with ``.only()``).
+real key and builds the instances with Django's own converters and the ``select_related``
+populators' logic (the instances themselves without ``Model.__init__`` where that is the same
+instance: ``crisp_site.rows``), so what the service layer gets is what the queryset would have
+given (deferred columns included: they load on access, as with ``.only()``).
 
 Only for reads whose SQL depends on nothing but their keys: integers (the game's primary key, a
 round's number) or strings (an API token's key hash, compared for equality).
