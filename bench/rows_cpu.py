@@ -2,7 +2,7 @@
 issue 25, session 20): interleaved A/B in one process, CPU of this thread (`time.thread_time`).
 
     .venv/bin/python bench/rows_cpu.py --database-url postgres://postgres@127.0.0.1:5432/crisp_rows
-    .venv/bin/python bench/rows_cpu.py --database-url sqlite:////tmp/rows.sqlite3
+    .venv/bin/python bench/rows_cpu.py --database-url sqlite:///<a file>.sqlite3
 
 Three measures, each in `--pairs` pairs (one block each way, the order alternating from pair to
 pair; the 1-minute load average printed beside each pair; `crisp_site.rows.FAST` flipped):
