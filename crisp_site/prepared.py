@@ -6,9 +6,10 @@ the SQL (``names_to_path``, ``add_q``, ``as_sql``) for a statement that never ch
 its key -- ~0.4 ms for the row lock and ~0.7 ms for the seats against ~0.07 ms each through a
 cursor (bench/RESULTS.md, "Scale", sessions 4 and 8). A ``Prepared`` read is the same ORM
 query, compiled once per database alias with a stand-in key; each call runs that SQL with the
-real key and builds the instances with Django's own converters and ``select_related``
-populators, so what the service layer gets is what the queryset would have given (deferred
-columns included: they load on access, as with ``.only()``).
+real key and builds the instances with Django's own converters and the ``select_related``
+populators' logic (the instances themselves without ``Model.__init__`` where that is the same
+instance: ``crisp_site.rows``), so what the service layer gets is what the queryset would have
+given (deferred columns included: they load on access, as with ``.only()``).
 
 Only for reads whose SQL depends on nothing but their keys: integers (the game's primary key, a
 round's number) or strings (an API token's key hash, compared for equality).
@@ -31,6 +32,8 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
+
+from crisp_site.rows import Rows, rows_for
 
 #: The stand-in keys the SQL is compiled with (found again in its parameters, then replaced):
 #: within every integer column's range, or the ORM would compile "no rows" instead.
@@ -220,6 +223,9 @@ class _Compiled:
     converters: dict[int, Any]
     #: A composite key among the columns: rows go through ``results_iter`` as before.
     composite: bool
+    #: The instances built without ``Model.__init__`` (``crisp_site.rows``, session 20); None
+    #: where that would not be the same instance: ``from_db`` and Django's populators then.
+    rows: Rows | None
 
 
 class Prepared:
@@ -262,20 +268,23 @@ class Prepared:
                 klass_info = compiler.klass_info
                 fields = [s[0] for s in compiler.select[: compiler.col_count]]
                 start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+                init_list = [f[0].target.attname for f in compiler.select[start:end]]
+                populators = get_related_populators(klass_info, compiler.select, alias)
                 found = _Compiled(
                     sql=sql,
                     params=params,
                     key_at=tuple(params.index(k) for k in stand_ins),
                     compiler=compiler,
                     model=klass_info["model"],
-                    init_list=[f[0].target.attname for f in compiler.select[start:end]],
+                    init_list=init_list,
                     start=start,
                     end=end,
-                    populators=get_related_populators(klass_info, compiler.select, alias),
+                    populators=populators,
                     for_update=queryset.query.select_for_update,
                     annotations=tuple(compiler.annotation_col_map.items()),
                     converters=compiler.get_converters(fields),
                     composite=compiler.has_composite_fields(fields),
+                    rows=rows_for(klass_info["model"], init_list, populators, alias),
                 )
                 self._compiled[alias] = found
         return found
@@ -344,14 +353,24 @@ class Prepared:
             converted = compiler.apply_converters(rows, compiled.converters)
         else:
             converted = rows
+        start, end, annotations = compiled.start, compiled.end, compiled.annotations
+        fast = compiled.rows
         out = []
+        if fast is not None and fast.ready():
+            make, populators = fast.make, fast.populators
+            for row in converted:
+                obj = make(row[start:end])
+                for populator in populators:
+                    populator.populate(row, obj)
+                for name, at in annotations:
+                    setattr(obj, name, row[at])
+                out.append(obj)
+            return out
         for row in converted:
-            obj = compiled.model.from_db(
-                using, compiled.init_list, row[compiled.start : compiled.end]
-            )
+            obj = compiled.model.from_db(using, compiled.init_list, row[start:end])
             for populator in compiled.populators:
                 populator.populate(row, obj)
-            for name, at in compiled.annotations:
+            for name, at in annotations:
                 setattr(obj, name, row[at])
             out.append(obj)
         return out
