@@ -6,10 +6,10 @@ silently). No request of this API nests deeper than a handful of levels, so inpu
 `MAX_DEPTH` is refused as malformed JSON — a 400 `malformed_json`, or a `bad_frame` error frame
 — before any serializer or engine walks it recursively.
 
-Decoded by orjson where that is provably the same value (`crisp_site.fastjson.loads`: no
-number with a fraction or an exponent, no integer of 19 digits or more, nothing orjson
-refuses), else by the strict stdlib decoder below, exactly as before: the same values, the same
-refusals, the same messages.
+Decoded by orjson where that gives the same value (`crisp_site.fastjson.loads`: no run of 19
+digits, nothing orjson refuses), else by the strict stdlib decoder below, exactly as before:
+the same values, the same refusals (orjson refuses NaN, the infinities and overflowing numbers
+too, so those reach the stdlib's own messages).
 """
 
 from __future__ import annotations

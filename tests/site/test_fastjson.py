@@ -18,6 +18,8 @@ import enum
 import json
 import math
 import random
+import re
+import struct
 import uuid
 from typing import Any
 
@@ -115,10 +117,10 @@ def test_dumps_db_is_the_stdlibs_value(value: Any) -> None:
 def test_plain_values_take_orjson(value: Any) -> None:
     """What frames hold goes through orjson (else nothing would be faster)."""
     out = orjson.dumps(value, default=fastjson._refuse, option=fastjson._OPTIONS)
-    if fastjson._FLOAT_OUT.search(out) is None:  # a string may look like a float: rare
+    if fastjson._plain_output(out):  # a string may hold a "." or "e-": the stdlib then
         assert fastjson.compact(value) == out.decode()
     text = json.dumps(value)
-    if fastjson._TO_STDLIB_IN.search(text) is None:
+    if fastjson._plain_text(text):
         assert same(orjson.loads(text), json.loads(text))
 
 
@@ -316,12 +318,57 @@ def test_a_clients_frame_is_read_by_orjson(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_texts_orjson_would_read_otherwise_are_the_stdlibs() -> None:
-    """The cases behind `_TO_STDLIB_IN`: orjson reads an integer past 64 bits as a float (and
-    floats with its own parser): such texts must not reach it."""
-    assert isinstance(orjson.loads("18446744073709551616"), float)  # why the guard exists
-    for text in ("18446744073709551616", '{"a": 1.5}', "[1e5]", "-9223372036854775809"):
-        assert fastjson._TO_STDLIB_IN.search(text) is not None
+    """Why `_plain_text` exists: orjson reads an integer past 64 bits as a float, silently."""
+    assert isinstance(orjson.loads("18446744073709551616"), float)
+    assert isinstance(orjson.loads("-9223372036854775809"), float)
+    for text in ("18446744073709551616", '{"a": [-9223372036854775809]}', "1" * 19):
+        assert not fastjson._plain_text(text)
         assert same(fastjson.loads(text), json.loads(text))
+    assert fastjson._plain_text("[" + "1" * 18 + ', "x"]')
+
+
+def finite_floats(rng: random.Random) -> list[float]:
+    """Every binade (both signs, the subnormals, the extremes) and random bit patterns."""
+    out = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1e16]
+    for exponent in range(-1074, 1024):
+        for mantissa in (1.0, 1.5, 1.9999999999999998, 1 + rng.random()):
+            value = math.ldexp(mantissa, exponent)
+            if math.isfinite(value):
+                out += [value, -value]
+    out += [rng.uniform(-1e6, 1e6) for _ in range(2000)]
+    for _ in range(20000):
+        value = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        if math.isfinite(value):
+            out.append(value)
+    return out
+
+
+def test_every_float_orjson_writes_is_seen_and_reads_back() -> None:
+    """`_plain_output`'s premise: orjson writes every float with a `.` or `e+`/`e-`; and its
+    reading of what it (or the stdlib) wrote is the float itself."""
+    for value in finite_floats(random.Random(20)):
+        out = orjson.dumps(value)
+        assert re.fullmatch(rb"-?\d+\.\d+|-?\d+(\.\d+)?e[+-]\d+", out), (value, out)
+        assert not fastjson._plain_output(out)
+        assert not fastjson._plain_output(orjson.dumps({"k": [value]}))
+        for text in (out.decode(), repr(value), json.dumps(value)):
+            assert same(fastjson.loads(text), value) and same(parsers.loads(text), value)
+
+
+def test_orjson_reads_any_number_as_float_does() -> None:
+    """What orjson is trusted with when reading: a number with a fraction or an exponent gives
+    exactly `float(text)` (correctly rounded), up to 40 digits and every exponent; an
+    overflow is refused, so the stdlib answers."""
+    rng = random.Random(25)
+    for _ in range(40000):
+        whole = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 22)))
+        text = ("-" if rng.random() < 0.5 else "") + (whole.lstrip("0") or "0")
+        if rng.random() < 0.8:
+            text += "." + "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 18)))
+        if rng.random() < 0.5:
+            sign = rng.choice(["", "+", "-"])
+            text += rng.choice("eE") + sign + str(rng.randint(0, 330))
+        check_text(text)
 
 
 SEPARATORS = st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : "), (",\n", ":\t")])
@@ -407,8 +454,6 @@ def test_random_games_write_and_read_as_the_stdlib(kind: str) -> None:
         for stored in (json.dumps(value), text):  # as jsonb gives it back; as a frame
             assert same(fastjson.loads(stored), json.loads(stored))
         out = orjson.dumps(value, default=fastjson._refuse, option=fastjson._OPTIONS)
-        fast += fastjson._FLOAT_OUT.search(out) is None and (
-            fastjson._TO_STDLIB_IN.search(json.dumps(value)) is None
-        )
+        fast += fastjson._plain_output(out) and fastjson._plain_text(json.dumps(value))
     # The games' values are what orjson's path is for: (nearly) none goes to the stdlib.
     assert fast >= 0.99 * len(values)
