@@ -32,10 +32,13 @@ the stdlib whole, so nothing raises that did not, and nothing reads or writes di
   refuses them (`crisp_site.parsers`), `jsonb` cannot store them, and the engines count in
   integers.
 * **Keys that are not `str`**: orjson refuses them (to the stdlib, which writes `1` as `"1"`).
-* **Subclasses of `str`, `int`, `float`, `dict`, `list`, `tuple`, datetimes, dataclasses**:
-  handed to `default` (orjson's `OPT_PASSTHROUGH_*`), which refuses: to the stdlib, which does
-  with them what it always did (an `int` enum by value, a `dict` subclass by its `items()`, a
-  datetime refused).
+* **Subclasses of `str` and `int`** (Django's `TextChoices`: a game's `status` as the service
+  layer sets it): handed to `default` (orjson's `OPT_PASSTHROUGH_SUBCLASS`), which gives
+  orjson the plain `str`/`int` underneath, as the stdlib writes them (the string's own
+  characters, `int.__repr__`), not what a subclass's `__str__` says.
+* **Subclasses of `float`, `dict`, `list`, `tuple`, datetimes, dataclasses**: handed to
+  `default`, which refuses them: to the stdlib, which does with them what it always did (a
+  `dict` subclass by its `items()`, a datetime refused).
 * **What orjson refuses and the stdlib takes** (lone surrogates, `NaN` literals, nesting past
   orjson's limits, a circular value): to the stdlib, which answers as it always did.
 * **What orjson takes and the stdlib refuses**: `enum.Enum` members of no built-in type and
@@ -82,7 +85,12 @@ def _plain_text(text: str) -> bool:
 
 
 def _refuse(value: Any) -> Any:
-    """orjson's `default`: never converts anything (the value then goes to the stdlib)."""
+    """orjson's `default`: a `str` or `int` subclass as the plain value the stdlib writes for
+    it; anything else refused (the whole value then goes to the stdlib)."""
+    if isinstance(value, str):
+        return str.__str__(value)  # the characters themselves, whatever `__str__` says
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(int.__repr__(value))  # as the stdlib's encoder writes an int subclass
     raise TypeError(f"{type(value).__name__} goes to the standard library")
 
 

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from crisp_site import fastjson, parsers
 from games.engines import engine_for
+from games.models import Game
 
 KINDS = ("crisp", "cribbage", "triple_crown")
 
@@ -131,6 +132,16 @@ def test_the_edges_of_writing() -> None:
     class Status(str, enum.Enum):  # noqa: UP042 - as Django's TextChoices
         PLAYING = "playing"
 
+    class Shouty(str):
+        def __str__(self) -> str:
+            return "NOT THIS"
+
+    class Count(int):
+        def __repr__(self) -> str:
+            return "NOT THIS"
+
+        __str__ = __repr__
+
     class Items(dict):  # the stdlib writes a dict subclass by its items()
         def items(self) -> Any:
             return [("shown", 1)]
@@ -171,6 +182,11 @@ def test_the_edges_of_writing() -> None:
         {Status.PLAYING: 1},
         {"s": Status.PLAYING},
         Items(hidden=2),
+        Game.Status.PLAYING,
+        {"status": Game.Status.FINISHED, Game.Status.PLAYING: 1},
+        Shouty("shown"),
+        {"s": [Shouty("shown"), Count(7)], "n": Count(-3)},
+        Count(2**70),
         collections.OrderedDict(b=1, a=2),
         point(1, 2),
         (1, "two"),
@@ -207,6 +223,24 @@ def test_the_edges_of_writing() -> None:
             assert same(json.loads(got[1]), json.loads(expected[1])), value
         else:
             assert got[1] == expected[1], value
+
+
+def test_a_status_as_the_service_layer_sets_it_takes_orjson(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Game.Status` members (a `str` subclass) in a frame do not send it to the stdlib."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the stdlib's json.dumps")
+
+    frame = {"type": "update", "state": {"status": Game.Status.PLAYING, "version": 3}}
+    expected = stdlib_compact(frame)
+    monkeypatch.setattr(json, "dumps", refused)
+    assert (
+        fastjson.compact(frame)
+        == expected
+        == '{"type":"update","state":{"status":"playing","version":3}}'
+    )
 
 
 def test_nan_and_infinity_are_the_one_known_difference() -> None:
