@@ -147,7 +147,9 @@ def install_django(enabled: bool = True) -> None:
     `dumps` beats psycopg's global one) and registers a text loader for `jsonb`, decoding in
     `JSONField.from_db_value` with `json.loads`. So those two are replaced: for a field with no
     `encoder`/`decoder` of its own (every field of this project), and with every other case
-    handed to Django's original. Called once from `CrispSiteConfig.ready()`.
+    handed to Django's original. Called once from `CrispSiteConfig.ready()`, before any query:
+    a compiled read (`crisp_site.prepared.Prepared`) binds each column's `from_db_value` when it
+    is first compiled, so switching later does not reach reads compiled before.
     """
     from django.db.backends.postgresql.operations import DatabaseOperations
     from django.db.models import JSONField
