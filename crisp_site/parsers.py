@@ -5,6 +5,11 @@ RecursionError that escaped DRF's parser as a 500 on every JSON endpoint (and en
 silently). No request of this API nests deeper than a handful of levels, so input nested past
 `MAX_DEPTH` is refused as malformed JSON — a 400 `malformed_json`, or a `bad_frame` error frame
 — before any serializer or engine walks it recursively.
+
+Decoded by orjson where that gives the same value (`crisp_site.fastjson.loads`: no run of 19
+digits, nothing orjson refuses), else by the strict stdlib decoder below, exactly as before:
+the same values, the same refusals (orjson refuses NaN, the infinities and overflowing numbers
+too, so those reach the stdlib's own messages).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from typing import Any
 from django.conf import settings
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
+
+from crisp_site import fastjson
 
 #: Deepest nesting of arrays/objects accepted (the deepest real request nests 3 levels).
 MAX_DEPTH = 32
@@ -58,11 +65,15 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _strict(text: str | bytes) -> Any:
+    return json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
+
+
 def loads(text: str | bytes) -> Any:
     """Strict `json.loads` (no NaN/Infinity, literal or by overflow, as DRF's parser),
     refusing nesting past `MAX_DEPTH` with `TooDeep` (never a RecursionError)."""
     try:
-        value = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
+        value = fastjson.loads(text, _strict)
     except RecursionError:
         raise TooDeep(f"JSON nested more than {MAX_DEPTH} levels deep.") from None
     if depth(value) > MAX_DEPTH:
