@@ -28,14 +28,13 @@ Because every frame carries the whole redacted state, a duplicate or late frame 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -376,15 +375,8 @@ class Dispatcher:
         # game id -> (lowest version not yet broadcast, the committed changes since; None if
         # any of them came without one: the job reads the table then).
         self._pending: dict[int, tuple[int, list[Any] | None]] = {}
-        self._local = threading.local()  # .batch: the `one_job()` open on this thread
 
     def submit(self, job: Any) -> None:
-        """Queue `job` for the live thread; inside `one_job()` on this thread, add it to that
-        one job instead (it then runs after the job's publish)."""
-        batch = self._batch()
-        if batch is not None:
-            batch.jobs.append(job)
-            return
         with self._lock:
             if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
                 self._thread = threading.Thread(target=self._run, name="crisp-live", daemon=True)
@@ -398,45 +390,7 @@ class Dispatcher:
             self._remember(game_id, version, change)
             if known is not None:
                 return  # a job for this game is queued; it will cover this version too
-        batch = self._batch()
-        if batch is not None:
-            batch.games.append(game_id)
-            return
         self.submit(lambda: self._broadcast(game_id))
-
-    def send(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
-        """Queue `messages` for the channel layer; inside `one_job()` on this thread, in that
-        job's one publish (the change's frames and these in one pipelined write)."""
-        batch = self._batch()
-        if batch is not None:
-            batch.messages.extend(messages)
-            return
-        self.submit(lambda: _send(messages))
-
-    @contextlib.contextmanager
-    def one_job(self) -> Iterator[None]:
-        """Everything handed over on this thread inside (`changed`, `send`, `submit`) goes to
-        the live thread as ONE job: one queue put, one wake-up of the live thread, one
-        pipelined publish of every frame and message, then the other jobs in the order they
-        came (the timers' `EVALSHA` after the publish: the frames are what players wait for).
-
-        Why: a committed change handed over its broadcast, its timers, its computer players'
-        wake-ups and its "your move" wake-up as up to four jobs, each a wake-up of this thread
-        and its own Redis round trip (session 19's profile: the daphne's GIL samples ~41 % the
-        loop's machinery and the cross-thread wake-ups). Nested, it joins the outer one."""
-        if self._batch() is not None:
-            yield
-            return
-        batch = self._local.batch = _Batch()
-        try:
-            yield
-        finally:
-            self._local.batch = None
-            if batch.games or batch.messages or batch.jobs:
-                self.submit(lambda: self._deliver(batch))
-
-    def _batch(self) -> _Batch | None:
-        return getattr(self._local, "batch", None)
 
     def _remember(self, game_id: int, version: int, change: Any) -> None:
         """Add a version to the game's pending broadcast (caller holds `_lock`)."""
@@ -456,49 +410,16 @@ class Dispatcher:
             return
         version, changes = pending
         try:
-            messages = _frames(game_id, version, changes)
+            messages = committed_messages(changes) if changes else None
+            if messages is None:
+                messages = change_messages(game_id, version)
             if messages:
                 _send(messages)
         except Exception:
-            self._failed(game_id, version, attempt)
+            # Dropped, an idle game's receivers would never notice: try again a little later.
+            if attempt < len(RETRY_DELAYS):
+                self._retry_later(game_id, version, attempt + 1, RETRY_DELAYS[attempt])
             raise  # logged by _run
-
-    def _failed(self, game_id: int, version: int, attempt: int) -> None:
-        """A broadcast not sent: dropped, an idle game's receivers would never notice, so it
-        is tried again a little later (`RETRY_DELAYS`), reading the table then."""
-        if attempt < len(RETRY_DELAYS):
-            self._retry_later(game_id, version, attempt + 1, RETRY_DELAYS[attempt])
-
-    def _deliver(self, batch: _Batch) -> None:
-        """Run one `one_job()` job on the live thread: build each game's frames (a game whose
-        broadcast another job took meanwhile has none), publish them and the batch's
-        messages in one `_send`, then run the other jobs. A failure of one part is logged and
-        does not stop the others; a broadcast that failed is retried as `_broadcast`'s."""
-        messages: list[tuple[str, dict[str, Any]]] = []
-        built: list[tuple[int, int]] = []
-        for game_id in batch.games:
-            with self._lock:
-                pending = self._pending.pop(game_id, None)
-            if pending is None:
-                continue
-            version, changes = pending
-            try:
-                messages += _frames(game_id, version, changes)
-            except Exception:
-                self._failed(game_id, version, 0)
-                _log_failure()
-                continue
-            built.append((game_id, version))
-        messages += batch.messages
-        if messages:
-            try:
-                _send(messages)
-            except Exception:
-                for game_id, version in built:
-                    self._failed(game_id, version, 0)
-                _log_failure()
-        for job in batch.jobs:
-            _guarded(job)
 
     def _retry_later(self, game_id: int, version: int, attempt: int, delay: float) -> None:
         with self._lock:
@@ -510,12 +431,18 @@ class Dispatcher:
         timer.start()
 
     def _run(self) -> None:
-        from django.db import close_old_connections
+        from django.db import close_old_connections, connection
+        from django.db.utils import DatabaseError
 
         while True:
             job = self._queue.get()
             try:
-                _guarded(job)
+                job()
+            except DatabaseError:
+                logger.exception("live job failed (database); reconnecting")
+                connection.close()
+            except Exception:
+                logger.exception("live job failed")
             finally:
                 if self._queue.empty():
                     close_old_connections()
@@ -527,56 +454,7 @@ class Dispatcher:
         done.wait(timeout)
 
 
-@dataclass
-class _Batch:
-    """What one `Dispatcher.one_job()` hands the live thread: the games to broadcast, the
-    messages to publish with their frames, and the jobs to run after the publish."""
-
-    games: list[int] = field(default_factory=list)
-    messages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    jobs: list[Any] = field(default_factory=list)
-
-
-def _frames(
-    game_id: int, version: int, changes: list[Any] | None
-) -> list[tuple[str, dict[str, Any]]]:
-    """A pending broadcast's messages: from what its authors committed, else read back."""
-    messages = committed_messages(changes) if changes else None
-    if messages is None:
-        messages = change_messages(game_id, version)
-    return messages
-
-
-def _guarded(job: Any) -> None:
-    """Run one live job; a failure is logged (the change is committed whatever happens)."""
-    try:
-        job()
-    except Exception:
-        _log_failure()
-
-
-def _log_failure() -> None:
-    """Log the exception being handled; after a database error, drop the thread's connection
-    (the next job reconnects)."""
-    import sys
-
-    from django.db import connection
-    from django.db.utils import DatabaseError
-
-    if isinstance(sys.exc_info()[1], DatabaseError):
-        logger.exception("live job failed (database); reconnecting")
-        connection.close()
-    else:
-        logger.exception("live job failed")
-
-
 dispatcher = Dispatcher()
-
-
-def one_job() -> contextlib.AbstractContextManager[None]:
-    """`dispatcher.one_job()`: what a committed change hands over inside goes to the live
-    thread as one job (the service layer's on-commit hook, `games.services.commit`)."""
-    return dispatcher.one_job()
 
 
 def game_changed(game_id: int, version: int, change: Any = None) -> None:
@@ -659,7 +537,10 @@ def turns_changed(user_ids: list[int]) -> None:
     if not ids:
         return
 
+    def job() -> None:
+        _send([(user_group(u), {"type": "turns.changed"}) for u in ids])
+
     try:
-        dispatcher.send([(user_group(u), {"type": "turns.changed"}) for u in ids])
+        dispatcher.submit(job)
     except Exception:
         logger.exception("your-move wake-up for %s not queued", ids)

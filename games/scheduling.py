@@ -2,9 +2,8 @@
 
 The service layer hands both over on commit (``games.services.commit._announce``, looked up by
 name then, so tests can stand in for this module); each goes to the process's live thread
-(``games.broadcast.dispatcher``) -- inside the change's ``broadcast.one_job()``, in the same
-job as its broadcast, after its publish -- so the change's author (a daphne database thread, a
-worker thread) does not wait on Redis or the broker:
+(``games.broadcast.dispatcher``), so the change's author (a daphne database thread, a worker
+thread) does not wait on Redis or the broker:
 
 * ``schedule_deadlines`` makes the game's entries in the timers' Redis sorted set
   (``games.timers``) exactly the deadlines its change leaves pending (removing those no

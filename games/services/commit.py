@@ -30,7 +30,6 @@ docstrings say so.  Time always comes from ``games.clock.now_ms()`` so tests can
 from __future__ import annotations
 
 import importlib
-import logging
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -59,8 +58,6 @@ from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
 from games.services.prepared import ChangeWrite, Prepared, PreparedUpdate, fetch_together
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -794,15 +791,18 @@ def _announce_turns(game: Game, turns: Turns | None) -> None:
     header count's socket and their long polls).  A rolled-back change tells nobody."""
     if turns is None or not turns.changed:
         return
-    # With the change's own announcement when it is the last thing registered at this
-    # savepoint (``_announce`` just before: the usual case): one hand-over, one publish.
-    announcement = _Announcement.pending(game.pk)
-    if announcement is None:
-        announcement = _Announcement(game.pk)
-        announcement.turns.append((game, turns))
-        transaction.on_commit(announcement, robust=True)  # (runs now outside a transaction)
-        return
-    announcement.turns.append((game, turns))
+
+    def your_move() -> None:
+        signals.your_move.send(
+            sender=Game, game=game, user_ids=list(turns.newly), deadline=turns.deadline
+        )
+
+    def notify() -> None:
+        importlib.import_module("games.broadcast").turns_changed(list(turns.changed))
+
+    if turns.newly:
+        transaction.on_commit(your_move, robust=True)
+    transaction.on_commit(notify, robust=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -950,96 +950,19 @@ def _announce(
     nothing; a game stopped by one keeps its entries, which fire as no-ops (not playing).
     """
 
-    announcement = _Announcement(
-        game_id,
-        version,
-        change,
-        deadlines=deadlines if deadlines or change is not None else None,
-        bot_moves=bot_moves or [],
-    )
-    transaction.on_commit(announcement, robust=True)
+    def broadcast() -> None:
+        importlib.import_module("games.broadcast").game_changed(game_id, version, change)
 
+    def schedule() -> None:
+        importlib.import_module("games.scheduling").schedule_deadlines(
+            game_id, deadlines, version=version
+        )
 
-@dataclass
-class _Announcement:
-    """Everything one committed change hands the live layer, run as ONE on-commit callback
-    (``_announce``, and ``_announce_turns`` joining it): the broadcast, the timers, the
-    computer players' wake-ups and the "your move" wake-up -- in that order, each as its own
-    function of ``games.broadcast`` / ``games.scheduling`` looked up by name on commit (tests
-    stand in for them), inside ``games.broadcast.one_job()`` when that module has it: one
-    hand-over to the process's live thread, whose one job publishes the frames and the
-    wake-up in one pipelined write, then schedules the timers -- and then
-    ``signals.your_move`` for the people newly awaited.
+    def wake_bots() -> None:
+        importlib.import_module("games.scheduling").schedule_bots(game_id, version, bot_moves or [])
 
-    Why: each used to be its own callback and its own job, each a wake-up of the live thread
-    and its own Redis round trip (issue 25, session 20).  Each part stays ``robust`` on its
-    own: one that fails is logged and the others still run."""
-
-    game_id: int
-    #: The version to broadcast; None: nothing to broadcast (a "your move" wake-up alone).
-    version: int | None = None
-    change: Committed | None = None
-    #: The timers to make the game's (``schedule_deadlines``); None: leave them as they are.
-    deadlines: list[tuple[str, datetime]] | None = None
-    bot_moves: list[tuple[int, int]] = field(default_factory=list)
-    turns: list[tuple[Game, Turns]] = field(default_factory=list)
-
-    @staticmethod
-    def pending(game_id: int) -> _Announcement | None:
-        """The game's announcement registered last on this connection, at the savepoint
-        now open (so it commits or rolls back with what joins it); None if there is none."""
-        connection = transaction.get_connection()
-        if not connection.in_atomic_block or not connection.run_on_commit:
-            return None
-        savepoints, last, _ = connection.run_on_commit[-1]
-        if (
-            isinstance(last, _Announcement)
-            and last.game_id == game_id
-            and savepoints == set(connection.savepoint_ids)
-        ):
-            return last
-        return None
-
-    def __call__(self) -> None:
-        try:
-            broadcast = importlib.import_module("games.broadcast")
-            one_job = getattr(broadcast, "one_job", None)  # a test's stand-in may have none
-            if one_job is None:
-                self._hand_over(broadcast)
-            else:
-                with one_job():
-                    self._hand_over(broadcast)
-            # After the hand-over: the notifications' receiver queues a Celery task (a broker
-            # round trip on this thread), which the frames need not wait for.
-            for game, turns in self.turns:
-                if turns.newly:
-                    _robustly(
-                        signals.your_move.send,
-                        sender=Game,
-                        game=game,
-                        user_ids=list(turns.newly),
-                        deadline=turns.deadline,
-                    )
-        except Exception:  # never into the committed request (nor Django's robust logging)
-            logger.exception("announcing version %s of game %s failed", self.version, self.game_id)
-
-    def _hand_over(self, broadcast: ModuleType) -> None:
-        scheduling = importlib.import_module("games.scheduling")
-        game_id, version = self.game_id, self.version
-        if version is not None:
-            _robustly(broadcast.game_changed, game_id, version, self.change)
-        if self.deadlines is not None:
-            _robustly(scheduling.schedule_deadlines, game_id, self.deadlines, version=version)
-        if self.bot_moves and version is not None:
-            _robustly(scheduling.schedule_bots, game_id, version, self.bot_moves)
-        for _game, turns in self.turns:
-            _robustly(broadcast.turns_changed, list(turns.changed))
-
-
-def _robustly(function: Any, *args: Any, **kwargs: Any) -> None:
-    """Call one part of an announcement; a failure is logged, never raised into the
-    committed request or task (as ``transaction.on_commit(..., robust=True)`` does)."""
-    try:
-        function(*args, **kwargs)
-    except Exception:
-        logger.exception("on-commit %s failed", getattr(function, "__qualname__", function))
+    transaction.on_commit(broadcast, robust=True)
+    if deadlines or change is not None:
+        transaction.on_commit(schedule, robust=True)
+    if bot_moves:
+        transaction.on_commit(wake_bots, robust=True)
