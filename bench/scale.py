@@ -301,48 +301,12 @@ class Stats:
         self.frames = 0
         self.frame_bytes = 0
         self.resyncs = 0
-        self.hurried = 0  # think times cut short by the turn's clock (`_think`)
         self.sent: list[tuple[int, int, float]] = []  # (table index, version, t0)
 
 
 async def connect_all(seats: list[Seat]) -> None:
     for i in range(0, len(seats), 100):
         await asyncio.gather(*(s.start() for s in seats[i : i + 100]))
-
-
-#: How long before its turn's clock runs out a bench player makes its move at the latest.
-CLOCK_MARGIN_S = 0.5
-
-
-def _clock_end(me: Seat, turn: dict[str, Any]) -> float | None:
-    """When (this machine's `time.time()`) the turn's clock runs out: `draw_deadline` once the
-    draw is open, `start_at` + the draw clock before; None without a clock."""
-    ms = turn.get("draw_deadline")
-    if ms is None:
-        seconds = ((me.state or {}).get("settings") or {}).get("draw_seconds")
-        if seconds is None:
-            return None
-        ms = turn["start_at"] + seconds * 1000
-    return (ms - me.skew_ms) / 1000
-
-
-def _think(
-    rng: random.Random,
-    think: tuple[float, float],
-    clock_end: float | None,
-    stats: Stats,
-    start: float | None = None,
-) -> float:
-    """A think time drawn from `think`, cut short to act `CLOCK_MARGIN_S` before `clock_end`
-    (counted in `stats.hurried`); `start`: when the thinking starts (default now)."""
-    wanted = rng.uniform(*think)
-    if clock_end is None:
-        return wanted
-    left = clock_end - CLOCK_MARGIN_S - max(time.time(), start or 0.0)
-    if wanted > left:
-        stats.hurried += 1
-        return max(0.0, left)
-    return wanted
 
 
 async def product_bot(
@@ -378,17 +342,10 @@ async def product_bot(
         if cfg["timeout_share"] and t["draw_no"] == 1 and rng.random() < cfg["timeout_share"]:
             continue  # let this draw's clock run out (the draw_timeout timer)
         may_at = (t["start_at"] - me.skew_ms) / 1000 if t["phase"] == "start" else time.time()
-        # The turn's clock (draw and play, Kings' extra draws included) runs from its start:
-        # a player watching it acts before it runs out, so each think is cut short to leave
-        # CLOCK_MARGIN_S (a King turn's four thinks of 1-3 s can exceed an 8 s clock; acting
-        # late was refused by the rules and counted as an error, session 20).
-        clock_end = _clock_end(me, t)
-        await asyncio.sleep(
-            max(0.0, may_at - time.time()) + _think(rng, think, clock_end, stats, may_at)
-        )
+        await asyncio.sleep(max(0.0, may_at - time.time()) + rng.uniform(*think))
         for action in ({"type": "draw", "source": "deck"}, None):
             if action is None:
-                await asyncio.sleep(_think(rng, think, clock_end, stats))
+                await asyncio.sleep(rng.uniform(*think))
                 held = (me.state or {}).get("held") or {}
                 card = held.get("card")
                 action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
@@ -479,7 +436,6 @@ async def client_product(
         "frame_size": (stats.frame_bytes - bytes0) / max(1, frames),
         "errors": stats.errors,
         "resyncs": stats.resyncs,
-        "hurried": stats.hurried,
         "cpu": {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1},
     }
 
@@ -1031,8 +987,7 @@ def report(r: dict[str, Any], flat: bool) -> None:
     errs = sum(p["errors"].values()) + p["server_errors"]
     print(
         f"  errors: product {errs} (client {dict(p['errors']) or 0}, server log lines "
-        f"{p['server_errors']}), resyncs {p['resyncs']}, thinks cut short by the turn's clock "
-        f"{p.get('hurried', 0)}; echo "
+        f"{p['server_errors']}), resyncs {p['resyncs']}; echo "
         f"{sum(e['errors'].values()) + e['server_errors']} {dict(e['errors']) or ''}"
     )
     cpu = "  ".join(f"{k} {v:.1f}" for k, v in sorted(p["cpu"].items()))
