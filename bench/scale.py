@@ -301,12 +301,25 @@ class Stats:
         self.frames = 0
         self.frame_bytes = 0
         self.resyncs = 0
+        self.moved_on = 0  # moves not made: the table moved on while the player thought
         self.sent: list[tuple[int, int, float]] = []  # (table index, version, t0)
 
 
 async def connect_all(seats: list[Seat]) -> None:
     for i in range(0, len(seats), 100):
         await asyncio.gather(*(s.start() for s in seats[i : i + 100]))
+
+
+def still_asked(state: dict[str, Any] | None, key: tuple[int, int, int], draw: bool) -> bool:
+    """Whether the seat's table still asks it for this move of turn `key` (round, turn, draw):
+    a draw while that draw is open, a play while it holds the card it drew."""
+    t = state and state.get("turn")
+    if not t or t["seat"] != state["seat"] or (state["round"], t["no"], t["draw_no"]) != key:
+        return False
+    if draw:
+        return t["phase"] in ("start", "draw")
+    held = state.get("held") or {}
+    return t["phase"] == "play" and held.get("seat") == state["seat"]
 
 
 async def product_bot(
@@ -341,6 +354,7 @@ async def product_bot(
         done.add((st["round"], t["no"], t["draw_no"]))
         if cfg["timeout_share"] and t["draw_no"] == 1 and rng.random() < cfg["timeout_share"]:
             continue  # let this draw's clock run out (the draw_timeout timer)
+        key = (st["round"], t["no"], t["draw_no"])
         may_at = (t["start_at"] - me.skew_ms) / 1000 if t["phase"] == "start" else time.time()
         await asyncio.sleep(max(0.0, may_at - time.time()) + rng.uniform(*think))
         for action in ({"type": "draw", "source": "deck"}, None):
@@ -349,6 +363,13 @@ async def product_bot(
                 held = (me.state or {}).get("held") or {}
                 card = held.get("card")
                 action = {"type": "king"} if card and card[0] == "K" else {"type": "discard"}
+            # Look at the table again before moving, as a player does after thinking: a seat
+            # that timed out twice in a row is played by a computer until its player moves
+            # again (games.services.commit._sit_in), and that computer may have made this very
+            # move meanwhile (the refusals main's runs counted as errors, session 20).
+            if not still_asked(me.state, key, action["type"] == "draw"):
+                stats.moved_on += 1
+                break
             t0 = time.time()
             try:
                 ack = await me.request({"type": "act", "action": action})
@@ -436,6 +457,7 @@ async def client_product(
         "frame_size": (stats.frame_bytes - bytes0) / max(1, frames),
         "errors": stats.errors,
         "resyncs": stats.resyncs,
+        "moved_on": stats.moved_on,
         "cpu": {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1},
     }
 
@@ -987,7 +1009,8 @@ def report(r: dict[str, Any], flat: bool) -> None:
     errs = sum(p["errors"].values()) + p["server_errors"]
     print(
         f"  errors: product {errs} (client {dict(p['errors']) or 0}, server log lines "
-        f"{p['server_errors']}), resyncs {p['resyncs']}; echo "
+        f"{p['server_errors']}), resyncs {p['resyncs']}, moves not made (the table moved on: "
+        f"a computer sitting in) {p.get('moved_on', 0)}; echo "
         f"{sum(e['errors'].values()) + e['server_errors']} {dict(e['errors']) or ''}"
     )
     cpu = "  ".join(f"{k} {v:.1f}" for k, v in sorted(p["cpu"].items()))
