@@ -351,10 +351,10 @@ async def product_bot(
         st = me.state
         assert st is not None
         t = st["turn"]
-        done.add((st["round"], t["no"], t["draw_no"]))
+        key = (st["round"], t["no"], t["draw_no"])
+        done.add(key)
         if cfg["timeout_share"] and t["draw_no"] == 1 and rng.random() < cfg["timeout_share"]:
             continue  # let this draw's clock run out (the draw_timeout timer)
-        key = (st["round"], t["no"], t["draw_no"])
         may_at = (t["start_at"] - me.skew_ms) / 1000 if t["phase"] == "start" else time.time()
         await asyncio.sleep(max(0.0, may_at - time.time()) + rng.uniform(*think))
         for action in ({"type": "draw", "source": "deck"}, None):
