@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +251,22 @@ def _backends_ns(pids: list[int]) -> int:
 
 if __name__ == "__main__":
     main()
+
+
+def alternate_turns(
+    tables: list[Any],
+    one_turn: Callable[[int, bool], list[tuple[float, float]]],
+    count: int,
+) -> dict[bool, list[tuple[float, float]]]:
+    """At least `count` measurements a side of an in-process A/B, its sides taking turns table
+    by table (`one_turn(game_id, side)`); with an even number of tables each table alternates
+    sides too, so neither side always plays the same tables (`engine_ab.py`, `json_ab.py`)."""
+    got: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    side = len(tables) % 2 == 0
+    while min(len(got[True]), len(got[False])) < count:
+        for game_id, _ in tables:
+            side = not side
+            if len(got[side]) < count:
+                got[side] += one_turn(game_id, side)
+        side = not side if len(tables) % 2 == 0 else side
+    return got

@@ -145,7 +145,7 @@ def main() -> None:
     from act_cpu import setup_django
 
     setup_django(args.database_url, args.redis_url, "engine-ab")
-    from act_cpu import _backends, _backends_ns
+    from act_cpu import _backends, _backends_ns, alternate_turns
     from live import make_tables, move_after_draw
 
     from games import clock, consumers, services
@@ -218,15 +218,7 @@ def main() -> None:
         return out
 
     def run(count: int) -> dict[bool, list[tuple[float, float]]]:
-        got: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-        old = len(tables) % 2 == 0  # with an even count each table alternates too
-        while min(len(got[True]), len(got[False])) < count:
-            for game_id, _ in tables:
-                old = not old
-                if len(got[old]) < count:
-                    got[old] += one_turn(game_id, old)
-            old = not old if len(tables) % 2 == 0 else old
-        return got
+        return alternate_turns(tables, one_turn, count)
 
     run(args.warmup)
     pids = _backends()

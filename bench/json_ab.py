@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=60, help="actions each way, not counted")
     parser.add_argument("--repeat", type=int, default=20, help="frames/snapshot: passes a batch")
     args = parser.parse_args()
-    from act_cpu import _backends, _backends_ns, setup_django
+    from act_cpu import _backends, _backends_ns, alternate_turns, setup_django
 
     setup_django(args.database_url, args.redis_url, "json-ab")
     from live import make_tables, move_after_draw
@@ -172,15 +172,7 @@ def main() -> None:
         return out
 
     def run(count: int) -> dict[bool, list[tuple[float, float]]]:
-        got: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-        stdlib = len(tables) % 2 == 0
-        while min(len(got[True]), len(got[False])) < count:
-            for game_id, _ in tables:
-                stdlib = not stdlib
-                if len(got[stdlib]) < count:
-                    got[stdlib] += one_turn(game_id, stdlib)
-            stdlib = not stdlib if len(tables) % 2 == 0 else stdlib
-        return got
+        return alternate_turns(tables, one_turn, count)
 
     run(args.warmup)
     pids = _backends()
