@@ -94,14 +94,21 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} goes to the standard library")
 
 
-def compact(value: Any) -> str:
-    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False)`, character for character:
-    orjson's output when it provably is that, else the stdlib's own."""
+def _orjson(value: Any) -> bytes | None:
+    """orjson's compact bytes for `value` where they are provably the stdlib's compact text,
+    else None (the caller asks the stdlib)."""
     try:
         out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError: a type, a key, an int, a depth it leaves alone
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    if not _plain_output(out):
+        return None
+    return out if _plain_output(out) else None
+
+
+def compact(value: Any) -> str:
+    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False)`, character for character:
+    orjson's output when it provably is that, else the stdlib's own."""
+    out = _orjson(value)
+    if out is None:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return out.decode()
 
@@ -110,13 +117,8 @@ def dumps_db(value: Any) -> bytes | str:
     """A JSON column's value as psycopg sends it (`Jsonb(value, dumps=dumps_db)`): the same
     `jsonb` as Django's `json.dumps(value)` (compact bytes instead of spaced text; `jsonb` keeps
     no whitespace), or that very text where orjson could differ."""
-    try:
-        out = orjson.dumps(value, default=_refuse, option=_OPTIONS)
-    except TypeError:
-        return json.dumps(value)
-    if not _plain_output(out):
-        return json.dumps(value)
-    return out
+    out = _orjson(value)
+    return json.dumps(value) if out is None else out
 
 
 def loads(text: Any, fallback: Any = json.loads) -> Any:
