@@ -181,6 +181,8 @@ def kept_binding_cursor(connection: Any) -> CursorWrapper:
     kept = connection.__dict__.get(_KEPT)
     if kept is not None and kept[0] is raw and kept[1] == logged and kept[2] == timezone:
         connection.validate_thread_sharing()  # as ``_prepare_cursor`` does on every cursor
+        if raw.prepare_threshold is None:  # turned off since (``bench/act_cpu.py --switch``)
+            raw.prepare_threshold = _NEVER_BY_COUNT
         return kept[3]
     with connection.wrap_database_errors:
         wrapper = connection._prepare_cursor(_new_binding_cursor(connection))

@@ -172,3 +172,19 @@ def test_the_kept_cursor_is_logged_when_django_logs_queries() -> None:
         logged.execute("SELECT %s::int", [43])
     assert logged is not quiet
     assert len(queries.captured_queries) == 1, queries.captured_queries
+
+
+@pytest.mark.django_db
+def test_the_kept_cursor_prepares_again_after_preparing_was_turned_off() -> None:
+    """``bench/act_cpu.py --switch`` turns psycopg's preparing off between calls
+    (``prepare_threshold = None``): the kept cursor's next statement is prepared all the same,
+    as a new ``binding_cursor``'s would be."""
+    _postgres()
+    binding.kept_binding_cursor(connection)
+    connection.connection.prepare_threshold = None
+    cursor = binding.kept_binding_cursor(connection)
+    cursor.execute("SELECT %s::int + 1000", [44])
+    assert cursor.fetchone() == (1044,)
+    with connection.cursor() as plain:
+        plain.execute("SELECT statement FROM pg_prepared_statements")
+        assert any("+ 1000" in row[0] for row in plain.fetchall())
