@@ -134,22 +134,60 @@ def binding_cursor(connection: Any) -> CursorWrapper:
     ALL``, ``DEALLOCATE ALL``); a pooled connection given back keeps them, a new one starts
     without (tests/games/test_server_binding.py).
     """
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        raw = connection.connection
-        if raw.prepare_threshold is None:
-            raw.prepare_threshold = _NEVER_BY_COUNT
-        cursor = _preparing_cursor(ServerBindingCursor)(raw)
-        timezone = connection.timezone
-        loader = raw.adapters.get_loader(_TIMESTAMPTZ_OID, _TEXT)
-        if timezone != loader.timezone:  # as Django's own ``create_cursor``
-            from django.db.backends.postgresql.psycopg_any import register_tzloader
+        return connection._prepare_cursor(_new_binding_cursor(connection))
 
-            register_tzloader(timezone, cursor)
-        return connection._prepare_cursor(cursor)
+
+def _new_binding_cursor(connection: Any) -> Any:
+    """``binding_cursor``'s psycopg cursor on ``connection``'s (connected) psycopg connection."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _NEVER_BY_COUNT
+    cursor = _preparing_cursor(ServerBindingCursor)(raw)
+    timezone = connection.timezone
+    loader = raw.adapters.get_loader(_TIMESTAMPTZ_OID, _TEXT)
+    if timezone != loader.timezone:  # as Django's own ``create_cursor``
+        from django.db.backends.postgresql.psycopg_any import register_tzloader
+
+        register_tzloader(timezone, cursor)
+    return cursor
+
+
+#: Where ``kept_binding_cursor`` keeps its cursor: in the Django connection's own attributes
+#: (one per thread, as Django's connections are).
+_KEPT = "_crisp_kept_binding_cursor"
+
+
+def kept_binding_cursor(connection: Any) -> CursorWrapper:
+    """``binding_cursor``'s cursor, made once per underlying psycopg connection and used again:
+    the caller neither closes it nor uses it in a ``with`` (it stays open with its connection).
+
+    Why: making the cursor (psycopg's cursor and its adapters' transformer, Django's wrapper)
+    was a tenth of ``ChangeWrite.write``'s own time, on every action (session 21's profile), and
+    a fresh transformer looks every parameter type's dumper up again. Kept with the psycopg
+    connection it was made on: a new connection (Django's reconnect, another one from the pool)
+    gets a new cursor, and so does a change of Django's query logging (its debug wrapper, e.g.
+    a test's ``CaptureQueriesContext``) or of the connection's time zone. Django's connections
+    belong to one thread, so does the cursor. What a statement leaves in it (its result) stays
+    until the next one.
+    """
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    raw, logged, timezone = connection.connection, connection.queries_logged, connection.timezone
+    kept = connection.__dict__.get(_KEPT)
+    if kept is not None and kept[0] is raw and kept[1] == logged and kept[2] == timezone:
+        connection.validate_thread_sharing()  # as ``_prepare_cursor`` does on every cursor
+        if raw.prepare_threshold is None:  # turned off since (``bench/act_cpu.py --switch``)
+            raw.prepare_threshold = _NEVER_BY_COUNT
+        return kept[3]
+    with connection.wrap_database_errors:
+        wrapper = connection._prepare_cursor(_new_binding_cursor(connection))
+    connection.__dict__[_KEPT] = (raw, logged, timezone, wrapper)
+    return wrapper
 
 
 _TIMESTAMPTZ_OID = 1184
