@@ -41,10 +41,8 @@ from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import (
-    BigIntegerField,
     Case,
     DateTimeField,
-    JSONField,
     Model,
     OuterRef,
     Q,
@@ -52,7 +50,6 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from games import clock, signals
@@ -60,7 +57,6 @@ from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
 from games.errors import ServiceError
 from games.models import EngineCall, Event, Game, Round, Seat
-from games.services import statecache
 from games.services.prepared import ChangeWrite, Prepared, PreparedUpdate, fetch_together
 
 
@@ -131,29 +127,6 @@ def _with_round(games: Any) -> Any:
     )
 
 
-_ROW = f'"{Game._meta.db_table}"'
-_VERSION = f'{_ROW}."{Game._meta.get_field("version").column}"'
-_STATE = f'{_ROW}."{Game._meta.get_field("state").column}"'
-
-
-def _state_unless_cached(games: Any, xid: Any, version: Any) -> Any:
-    """PostgreSQL's lock read through ``statecache``: the row without its ``state`` but as
-    ``lock_state``, NULL when the row version is the one cached (``xid``: its ``xmin``,
-    ``version``), with the row's ``xmin`` (``lock_xmin``: a hit is told by it) and this
-    transaction's id (``lock_xid``: what this change's write will be cached under)."""
-    return games.defer("state").annotate(
-        # Names from the model, values bound (S611).
-        lock_xid=RawSQL("mod(txid_current(), 4294967296)", (), output_field=BigIntegerField()),
-        lock_xmin=RawSQL(f"{_ROW}.xmin::text::bigint", (), output_field=BigIntegerField()),  # noqa: S611
-        lock_state=RawSQL(  # noqa: S611
-            f"CASE WHEN {_ROW}.xmin::text::bigint = %s AND {_VERSION} = %s THEN NULL"
-            f" ELSE {_STATE} END",
-            (xid, version),
-            output_field=JSONField(),
-        ),
-    )
-
-
 #: The reads every change makes, compiled to SQL once per process (``prepared``: the ORM's
 #: query building was most of their cost on a daphne process; bench/RESULTS.md, session 8).
 _LOCK = Prepared(lambda pk: _with_round(Game.objects.select_for_update().filter(pk=pk)))
@@ -161,22 +134,6 @@ _LOCK_PLAYING = Prepared(
     lambda pk: _with_round(
         Game.objects.select_for_update().filter(pk=pk, status=Game.Status.PLAYING)
     )
-)
-#: ``_LOCK`` and ``_LOCK_PLAYING`` through ``statecache`` (PostgreSQL; keys: the game, then the
-#: cached row's ``xid`` and ``version``, or ``statecache.NO_ENTRY``).
-_LOCK_CACHED = Prepared(
-    lambda pk, xid, version: _state_unless_cached(
-        _with_round(Game.objects.select_for_update().filter(pk=pk)), xid, version
-    ),
-    keys=3,
-)
-_LOCK_PLAYING_CACHED = Prepared(
-    lambda pk, xid, version: _state_unless_cached(
-        _with_round(Game.objects.select_for_update().filter(pk=pk, status=Game.Status.PLAYING)),
-        xid,
-        version,
-    ),
-    keys=3,
 )
 _LOCK_PLAYING_SKIP = Prepared(
     lambda pk: _with_round(
@@ -237,23 +194,13 @@ _SEAT_COLUMNS = (
 def _lock_with_seats(game: Game | int) -> tuple[Game, list[Seat]]:
     """``_lock`` and ``_seats`` in one round trip where the database allows it (PostgreSQL:
     one message, the seats read after the lock is taken; ``prepared.fetch_together``).
-    On PostgreSQL the state is read only when this process has not cached the row's
-    (``statecache``).  Call inside ``transaction.atomic``."""
+    Call inside ``transaction.atomic``."""
     pk = game.pk if isinstance(game, Game) else game
-    cached = statecache.usable()
-    entry = None
     try:
-        if cached:
-            entry = statecache.take(pk)
-            identity = entry[:2] if entry is not None else statecache.NO_ENTRY
-            found, seats = fetch_together((_LOCK_CACHED, (pk, *identity)), (_SEATS, (pk,)))
-        else:
-            found, seats = fetch_together((_LOCK, (pk,)), (_SEATS, (pk,)))
+        found, seats = fetch_together((_LOCK, (pk,)), (_SEATS, (pk,)))
         (locked,) = found
     except (ValueError, TypeError):  # no row (nothing to unpack), or not a key at all
         raise ServiceError("not_found", "No such game.", status=404) from None
-    if cached:
-        statecache.settle(locked, entry)
     for seat in seats:
         _SEAT_GAME.set_cached_value(seat, locked)
     return locked, seats
@@ -262,16 +209,9 @@ def _lock_with_seats(game: Game | int) -> tuple[Game, list[Seat]]:
 def _lock_playing_with_seats(pk: int) -> tuple[Game | None, list[Seat]]:
     """``_lock_playing`` and ``_seats`` in one round trip where the database allows it (a
     timer's reads, as ``_lock_with_seats`` is an action's): the seats are read after the lock
-    is taken, in the same message, and are empty when no playing game was locked.  The state
-    through ``statecache`` as ``_lock_with_seats``.  Call inside ``transaction.atomic``."""
-    if statecache.usable():
-        entry = statecache.take(pk)
-        identity = entry[:2] if entry is not None else statecache.NO_ENTRY
-        found, seats = fetch_together((_LOCK_PLAYING_CACHED, (pk, *identity)), (_SEATS, (pk,)))
-        if found:
-            statecache.settle(found[0], entry)
-    else:
-        found, seats = fetch_together((_LOCK_PLAYING, (pk,)), (_SEATS, (pk,)))
+    is taken, in the same message, and are empty when no playing game was locked.  Call inside
+    ``transaction.atomic``."""
+    found, seats = fetch_together((_LOCK_PLAYING, (pk,)), (_SEATS, (pk,)))
     if not found:
         return None, []
     (locked,) = found
@@ -636,7 +576,6 @@ def _engine_change(
         Event.objects.bulk_create(rows)
         game.save()
         _write_turns(turn_writes)
-    statecache.after_change(game, snapshot)  # the state written, cached on commit
     if game.status == Game.Status.FINISHED:
         signals.game_finished.send(sender=Game, game=game)
     committed = Committed(
