@@ -662,13 +662,23 @@ def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]
     13: about a third of all changes at human pace). The engine applies it, at its own
     instant, before whatever comes next -- an action, another deadline, the sweep -- so the
     game's history and every rule are the same as with a timer.
+
+    Each silent deadline's state is advanced on from the previous one's rather than from
+    ``state`` again (a late ``advance`` gives the same state as a punctual one: every deadline
+    takes effect at its own instant, docs/ENGINE.md): Crisp leaves two or three windows
+    pending after a discard, which cost a clone and every earlier window's closing again
+    each (issue 25, session 21). Pending deadlines out of order start from ``state`` again.
     """
     silent = _silent(engine)
     timers = [d for d in pending if d.kind not in silent]
     keys = {d.key for d in timers}
+    ahead, upto = state, None
     for d in pending:
         if d.kind in silent:
-            ahead, _ = engine.advance(state, d.at)
+            if upto is not None and d.at < upto:
+                ahead = state
+            ahead, _ = engine.advance(ahead, d.at)
+            upto = d.at
             for later in engine.pending_deadlines(ahead):
                 if later.kind not in silent and later.key not in keys:
                     timers.append(later)
