@@ -27,6 +27,13 @@ written directly. Only where it is the same:
 ``ModelState.fields_cache`` (the related objects' cache, which Django's descriptor creates on
 first access) is made with the state: ``ForeignKeyDeferredAttribute`` creates it anyway for
 any foreign key read, and ``select_related`` fills it.
+
+The write side (session 21): ``loaded`` (``from_db`` of values a change already has: the
+round of the lock, the broadcast's copy of the game, the ack's game) and ``unsaved``
+(``Model(*values)``, one value per column: an event row, an engine call row) build the same
+way, under the same checks, and leave ``_state``'s own attributes exactly as Django does
+(``fields_cache`` only where a foreign key's descriptor made it; an unsaved row's ``adding`` and
+``db`` the class's). ``WRITES`` is their switch.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Model
 from django.db.models.signals import post_init, pre_init
 
@@ -240,3 +240,31 @@ def test_an_engine_is_imported_once(monkeypatch: pytest.MonkeyPatch) -> None:
         assert engines.engine_for(kind) is sys.modules[package]
     with pytest.raises(KeyError):
         engines.engine_for("no_such_kind")
+
+
+@pytest.mark.django_db
+def test_the_on_commit_hand_over_looks_the_connection_up_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_announce`` and ``_announce_turns`` register their callbacks as
+    ``transaction.on_commit(f, robust=True)`` does, one look-up of the connection each."""
+    looked: list[str] = []
+    real = type(connections).__getitem__
+
+    def counting(self: Any, alias: str) -> Any:
+        looked.append(alias)
+        return real(self, alias)
+
+    with transaction.atomic():
+        registered = connections["default"].run_on_commit
+        before = len(registered)
+        monkeypatch.setattr(type(connections), "__getitem__", counting)
+        commit._announce(1, 2, [("k", _WHEN)], [(0, 100)], None)
+        assert (len(registered) - before, looked) == (3, ["default"])
+        looked.clear()
+        turns = commit.Turns(newly=[5], changed=[5, 6], deadline=None)
+        commit._announce_turns(Game(pk=1), turns)
+        assert (len(registered) - before, looked) == (5, ["default"])
+        monkeypatch.undo()
+        assert all(robust for _, _, robust in registered[before:])
+        transaction.set_rollback(True)  # nothing runs
