@@ -19,6 +19,11 @@ against `importlib.import_module` on every call, in the modules an action uses i
   its discard on `--tables` tables in turn), the switch flipped per turn; median per action of
   `--turns` turns each way per pair. Without `--all`, `engine_for`'s cache and the chained
   `_timers` are on both ways.
+- `fire`: timers (`services.game_fire_deadline`, a worker thread's cost per timer), as
+  bench/act_cpu.py's `--timers` plays them (on `--tables` tables of their own with a draw
+  clock: a player's draw and discard, unmeasured, then the next player's draw clock fired at
+  once, the process's clock moved on to its instant), the levers flipped per timer; median
+  per timer of `--turns` timers each way per pair.
 - `timers`: `commit._timers` against `_from_scratch` on the arguments of `--calls` real
   actions' calls (captured), each call once each way per pair; median per call.
 """
@@ -50,8 +55,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="per pair and way (build)")
     parser.add_argument("--tables", type=int, default=6)
     parser.add_argument("--turns", type=int, default=60, help="per pair and way (action)")
-    parser.add_argument("--only", choices=["build", "action", "timers"], action="append")
-    parser.add_argument("--all", action="store_true", help="action: every lever flipped")
+    parser.add_argument("--only", choices=["build", "action", "timers", "fire"], action="append")
+    parser.add_argument("--all", action="store_true", help="action, fire: every lever flipped")
     args = parser.parse_args()
     from act_cpu import setup_django
 
@@ -114,7 +119,69 @@ def main() -> None:
         _timers(tables, args.pairs, args.calls)
     if "action" in todo:
         _actions(tables, args.pairs, args.turns, args.all)
+    if "fire" in todo:
+        _fires(args.tables, args.pairs, args.turns, args.all)
     _flip(True, True)
+
+
+def _fires(count: int, pairs: int, turns: int, every: bool) -> None:
+    """Timers fired (``services.game_fire_deadline``), the levers flipped per timer."""
+    from live import make_tables
+
+    from games import clock, services
+    from games.models import Game
+
+    skew = [0]  # ms the process's clock runs ahead of the wall
+    wall_ms = clock.now_ms
+    clock.now_ms = lambda: wall_ms() + skew[0]  # type: ignore[assignment]
+    tables = make_tables(count)
+    for game_id, _ in tables:
+        services.game_start(
+            game=game_id,
+            user=Game.objects.get(pk=game_id).host,
+            timers={"memorise_ms": 0, "start_delay_ms": 0, "draw_seconds": 8},
+        )
+    print(f"fire (services.game_fire_deadline; {'every lever' if every else 'WRITES'}):")
+    print(f"  {'pair':>4} {'load':>5} {'before':>9} {'after':>9} {'saved':>8}")
+    saved = []
+    side = False
+    for pair in range(pairs + 1):  # the first: warm-up
+        times: dict[bool, list[float]] = {False: [], True: []}
+        while min(len(times[False]), len(times[True])) < turns:
+            for game_id, _ in tables:
+                # One pass: a turn played (its clock may have run out meanwhile: then the
+                # timer below serves it too).
+                passes: list[int] = []
+                _play(
+                    [(game_id, [])],
+                    lambda: bool(passes.append(1)) or len(passes) > 1,  # noqa: B023
+                    lambda: None,
+                    lambda ms: None,
+                )
+                deadlines = Game.objects.only("deadlines").get(pk=game_id).deadlines
+                due = [d for d in deadlines if d["key"].endswith(":timeout")]
+                if not due:
+                    continue
+                skew[0] += max(0, due[0]["at"] - clock.now_ms())
+                side = not side
+                _flip(side, every)
+                t0 = time.thread_time()
+                fired = services.game_fire_deadline(game_id=game_id, key=due[0]["key"])
+                spent = (time.thread_time() - t0) * 1000
+                _flip(True, True)
+                if fired:
+                    times[side].append(spent)
+        if pair == 0:
+            continue
+        before, after = statistics.median(times[False]), statistics.median(times[True])
+        saved.append(before - after)
+        print(f"  {pair:>4} {_load():>5} {before:9.4f} {after:9.4f} {before - after:8.4f} ms")
+    _summary(saved, "ms")
+    clock.now_ms = wall_ms  # type: ignore[assignment]
+    for game_id, _ in tables:
+        Game.objects.filter(pk=game_id).update(
+            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
+        )
 
 
 def _from_scratch(engine: Any, state: Any, pending: Any) -> list[Any]:
@@ -247,10 +314,10 @@ def _play(
     from games import clock, consumers
     from games.models import Game
 
-    by_game = _PLAYERS.setdefault(
-        id(tables),
-        {g: {s.number: s.user for s in Game.objects.get(pk=g).seats.all()} for g, _ in tables},
-    )
+    for g, _ in tables:
+        if g not in _PLAYERS:
+            _PLAYERS[g] = {s.number: s.user for s in Game.objects.get(pk=g).seats.all()}
+    by_game = _PLAYERS
     while not enough():
         for game_id, _ in tables:
             game = Game.objects.only("state", "status").get(pk=game_id)
