@@ -27,6 +27,13 @@ written directly. Only where it is the same:
 ``ModelState.fields_cache`` (the related objects' cache, which Django's descriptor creates on
 first access) is made with the state: ``ForeignKeyDeferredAttribute`` creates it anyway for
 any foreign key read, and ``select_related`` fills it.
+
+The write side (session 21): ``loaded`` (``from_db`` of values a change already has: the
+round of the lock, the broadcast's copy of the game, the ack's game) and ``unsaved``
+(``Model(*values)``, one value per column: an event row, an engine call row) build the same
+way, under the same checks, and leave ``_state``'s own attributes exactly as Django does
+(``fields_cache`` only where a foreign key's descriptor made it; an unsaved row's ``adding`` and
+``db`` the class's). ``WRITES`` is their switch.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ from django.dispatch.dispatcher import NO_RECEIVERS
 #: Build the compiled reads' instances directly (``Rows``). False: ``Model.from_db``, as
 #: before -- the switch the benches' in-process A/B flips (bench/rows_cpu.py).
 FAST = True
+#: Build the write side's instances directly (``loaded``, ``unsaved``: the service layer's
+#: rows of a change, the ack's game). False: ``Model.from_db`` and ``Model(*values)``, as
+#: before -- the switch of bench/rows2_cpu.py's in-process A/B.
+WRITES = True
 
 #: The descriptors that store a column on a fresh instance as a plain ``__dict__`` write.
 _PLAIN_STORES = (DeferredAttribute, ForeignKeyDeferredAttribute)
@@ -191,3 +202,95 @@ def rows_for(
     if fast is None:
         return None
     return Rows(maker(model, names, db), fast, tuple(models))
+
+
+# ------------------------------------------------------------------------------------------
+# The write side: instances a change builds from values it has (issue 25, session 21)
+# ------------------------------------------------------------------------------------------
+# ``Model.__init__`` with one value per column in the model's order (``Model(*values)``, an
+# unsaved row) or ``from_db``'s padded values leaves: ``_state`` (a fresh ``ModelState``), then
+# each given column's value under its attname, in the concrete fields' order. ``_state``'s own
+# ``__dict__`` gets ``fields_cache`` only if a foreign key's descriptor looked at the cache:
+# ``ForeignKeyDeferredAttribute.__set__`` does for a value that is not None (``None != None``
+# ends its test first); then ``from_db`` sets ``adding`` (False) and ``db``. An unsaved row
+# keeps the class's ``adding`` (True) and ``db`` (None). Built here the same, key by key, where
+# ``eligible``; else, or with ``WRITES`` off or a ``pre_init``/``post_init`` receiver for the
+# model (checked on every call, as ``Rows.ready``), by Django itself.
+def _foreign_keys(model: type[Model], names: Sequence[str]) -> tuple[int, ...]:
+    """Where in ``names`` a column is stored by ``ForeignKeyDeferredAttribute``."""
+    return tuple(
+        i
+        for i, n in enumerate(names)
+        if type(inspect.getattr_static(model, n, None)) is ForeignKeyDeferredAttribute
+    )
+
+
+def _direct(model: type[Model]) -> bool:
+    """Whether to build ``model``'s instance here now (``WRITES``, no init receiver)."""
+    if not WRITES:
+        return False
+    return (not pre_init.receivers and not post_init.receivers) or _quiet(model)
+
+
+def _loaded(model: type[Model], names: tuple[str, ...]) -> Callable[[str, Sequence[Any]], Any]:
+    if not eligible(model, names):
+        return lambda db, values: model.from_db(db, names, values)
+    keys = _foreign_keys(model, names)
+
+    def make(db: str, values: Sequence[Any]) -> Any:
+        if len(values) != len(names) or not _direct(model):
+            return model.from_db(db, names, values)
+        state = _new(ModelState)
+        kept = state.__dict__
+        for i in keys:
+            if values[i] is not None:
+                kept["fields_cache"] = {}
+                break
+        kept["adding"] = False
+        kept["db"] = db
+        obj = _new(model)
+        attrs = obj.__dict__
+        attrs["_state"] = state
+        attrs.update(zip(names, values))  # noqa: B905 - from_db's values are names' length
+        return obj
+
+    return make
+
+
+_LOADED: dict[tuple[type[Model], tuple[str, ...]], Callable[[str, Sequence[Any]], Any]] = {}
+
+
+def loaded(model: type[Model], names: Sequence[str]) -> Callable[[str, Sequence[Any]], Any]:
+    """A function of ``(db, values)`` giving the instance ``model.from_db(db, names, values)``
+    gives (the columns ``names`` read, the rest deferred); made once per model and names."""
+    key = (model, tuple(names))
+    try:
+        return _LOADED[key]
+    except KeyError:
+        make = _LOADED[key] = _loaded(model, key[1])
+        return make
+
+
+def unsaved(model: type[Model]) -> Callable[[Sequence[Any]], Any]:
+    """A function of one value per concrete column, in the model's order, giving the unsaved
+    instance ``model(*values)`` gives."""
+    names = tuple(f.attname for f in model._meta.concrete_fields)
+    if not eligible(model, names):
+        return lambda values: model(*values)
+    keys = _foreign_keys(model, names)
+
+    def make(values: Sequence[Any]) -> Any:
+        if len(values) != len(names) or not _direct(model):
+            return model(*values)
+        state = _new(ModelState)
+        for i in keys:
+            if values[i] is not None:
+                state.__dict__["fields_cache"] = {}
+                break
+        obj = _new(model)
+        attrs = obj.__dict__
+        attrs["_state"] = state
+        attrs.update(zip(names, values))  # noqa: B905 - one value per column
+        return obj
+
+    return make

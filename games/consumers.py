@@ -192,6 +192,7 @@ def _act(game_id: int, user: Any, content: dict[str, Any]) -> tuple[int | None, 
     progress keeps the seat, `game_leave_playing`), and an act needs a playing game. A replay
     (idempotency key) reads the game and the seat now.
     """
+    from crisp_site import rows
     from games import selectors, services
     from games.models import Game
 
@@ -209,11 +210,11 @@ def _act(game_id: int, user: Any, content: dict[str, Any]) -> tuple[int | None, 
         # A first application: the seat it was applied for (a playing game's seats do not
         # move) and the game as the change left it; two round trips fewer on the daphne
         # process's one database thread (bench/RESULTS.md, "Scale"). Its key, kind and
-        # version (in the model's column order), the rest deferred: ``from_db`` costs a third
-        # of ``Game(...)``, which made every other column's default (bench/results/
-        # session19-engine.md).
-        game = Game.from_db(
-            "default", ("id", "kind", "version"), [game_id, result.kind, result.version]
+        # version (in the model's column order), the rest deferred: ``from_db``'s instance
+        # (a third of ``Game(...)``, which made every other column's default: bench/results/
+        # session19-engine.md), built without ``Model.__init__`` (``rows.loaded``).
+        game = rows.loaded(Game, ("id", "kind", "version"))(
+            "default", (game_id, result.kind, result.version)
         )
         seat = result.seat
     return seat, {

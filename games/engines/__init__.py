@@ -30,10 +30,19 @@ KINDS: dict[str, str] = {
 DEFAULT_KIND = next(iter(KINDS))
 
 
+#: kind -> its engine package, once imported (``engine_for``): ``importlib.import_module`` on
+#: every call cost an action a few microseconds of its import machinery (issue 25).
+_IMPORTED: dict[str, Engine] = {}
+
+
 def engine_for(kind: str) -> Engine:
     """The engine package of ``kind``, typed as the contract every engine implements
     (``games.engines.protocol.Engine``); ``KeyError`` for a kind that does not exist."""
-    return cast("Engine", importlib.import_module(KINDS[kind]))
+    try:
+        return _IMPORTED[kind]
+    except KeyError:
+        engine = _IMPORTED[kind] = cast("Engine", importlib.import_module(KINDS[kind]))
+        return engine
 
 
 def kinds() -> list[str]:

@@ -39,7 +39,7 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import (
     Case,
     DateTimeField,
@@ -52,6 +52,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
+from crisp_site import rows as instances
 from games import clock, signals
 from games.engines import engine_for
 from games.engines.base import Event as EngineEvent
@@ -254,15 +255,15 @@ _ROUND = Prepared(
 )
 
 
+#: ``Round.from_db(db, ["id", "game_id", "number"], values)``'s instance (``rows.loaded``).
+_ROUND_ROW = instances.loaded(Round, ("id", "game_id", "number"))
+
+
 def _round(game: Game, number: int) -> Round | None:
     """Round ``number`` of ``game`` (its key, game and number; the rest deferred, as
     ``_ROUND`` gives it), from what the lock read when that is the round, else read."""
     if getattr(game, "lock_round_number", None) == number and game.lock_round_id is not None:
-        return Round.from_db(
-            game._state.db or "default",
-            ["id", "game_id", "number"],
-            [game.lock_round_id, game.pk, number],
-        )
+        return _ROUND_ROW(game._state.db or "default", (game.lock_round_id, game.pk, number))
     found = _ROUND.fetch(game.pk, number)
     return found[0] if found else None
 
@@ -309,6 +310,9 @@ _columns(
     ("id", "game_id", "round_id", "seq", "version", "origin", "type", "data", "created_at"),
 )
 _EVENT_GAME = Event._meta.get_field("game")
+#: ``Event(*values)``'s unsaved instance, and ``EngineCall``'s (``rows.unsaved``).
+_NEW_EVENT = instances.unsaved(Event)
+_NEW_CALL = instances.unsaved(EngineCall)
 _EVENT_ROUND = Event._meta.get_field("round")
 #: ``EngineCall``'s columns in the model's order, and the value of each an engine call leaves
 #: out (the model's own defaults: constants, checked below).
@@ -330,7 +334,7 @@ def _call_row(game: Game, version: int, at_ms: int, call: dict[str, Any]) -> Eng
     if not call.keys() <= _CALL_FIELDS:
         return EngineCall(game=game, version=version, at=at_ms, **call)
     values = {**_CALL_DEFAULTS, **call, "game_id": game.pk, "version": version, "at": at_ms}
-    row = EngineCall(*[values[column] for column in _CALL_COLUMNS])
+    row = _NEW_CALL([values[column] for column in _CALL_COLUMNS])
     _CALL_GAME.set_cached_value(row, game)
     return row
 
@@ -344,6 +348,10 @@ _COMMITTED_COLUMNS = tuple(
 )
 
 
+#: ``Game.from_db(db, _COMMITTED_COLUMNS, values)``'s instance (``rows.loaded``).
+_COMMITTED_GAME = instances.loaded(Game, _COMMITTED_COLUMNS)
+
+
 def _committed_game(game: Game, version: int, snapshot: dict[str, Any]) -> Game:
     """``Committed.game``: a copy of the row's columns a receiver's state is built from, at
     ``version`` (``Game.from_db``: the positional path)."""
@@ -355,10 +363,8 @@ def _committed_game(game: Game, version: int, snapshot: dict[str, Any]) -> Game:
         "state": snapshot,
         "winners": list(game.winners),
     }
-    return Game.from_db(
-        game._state.db or "default",
-        _COMMITTED_COLUMNS,
-        [values[column] for column in _COMMITTED_COLUMNS],
+    return _COMMITTED_GAME(
+        game._state.db or "default", [values[column] for column in _COMMITTED_COLUMNS]
     )
 
 
@@ -382,16 +388,18 @@ def _event_row(
     game.last_seq += 1
     # ``Event(game=game, round=round, ...)``, built positionally (the columns' order is checked
     # at import, ``_columns``); the relations cached as the keyword path's descriptors cache them.
-    row = Event(
-        None,
-        game.pk,
-        None if round is None else round.pk,
-        game.last_seq,
-        version,
-        origin,
-        type,
-        data,
-        clock.to_datetime(at_ms),
+    row = _NEW_EVENT(
+        (
+            None,
+            game.pk,
+            None if round is None else round.pk,
+            game.last_seq,
+            version,
+            origin,
+            type,
+            data,
+            clock.to_datetime(at_ms),
+        )
     )
     _EVENT_GAME.set_cached_value(row, game)
     _EVENT_ROUND.set_cached_value(row, round)
@@ -654,13 +662,23 @@ def _timers(engine: ModuleType, state: Any, pending: Sequence[Any]) -> list[Any]
     13: about a third of all changes at human pace). The engine applies it, at its own
     instant, before whatever comes next -- an action, another deadline, the sweep -- so the
     game's history and every rule are the same as with a timer.
+
+    Each silent deadline's state is advanced on from the previous one's rather than from
+    ``state`` again (a late ``advance`` gives the same state as a punctual one: every deadline
+    takes effect at its own instant, docs/ENGINE.md): Crisp leaves two or three windows
+    pending after a discard, which cost a clone and every earlier window's closing again
+    each (issue 25, session 21). Pending deadlines out of order start from ``state`` again.
     """
     silent = _silent(engine)
     timers = [d for d in pending if d.kind not in silent]
     keys = {d.key for d in timers}
+    ahead, upto = state, None
     for d in pending:
         if d.kind in silent:
-            ahead, _ = engine.advance(state, d.at)
+            if upto is not None and d.at < upto:
+                ahead = state
+            ahead, _ = engine.advance(ahead, d.at)
+            upto = d.at
             for later in engine.pending_deadlines(ahead):
                 if later.kind not in silent and later.key not in keys:
                     timers.append(later)
@@ -800,9 +818,11 @@ def _announce_turns(game: Game, turns: Turns | None) -> None:
     def notify() -> None:
         importlib.import_module("games.broadcast").turns_changed(list(turns.changed))
 
+    # ``transaction.on_commit``'s own step, the connection looked up once (``_announce``).
+    on_commit = connections[DEFAULT_DB_ALIAS].on_commit
     if turns.newly:
-        transaction.on_commit(your_move, robust=True)
-    transaction.on_commit(notify, robust=True)
+        on_commit(your_move, robust=True)
+    on_commit(notify, robust=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -961,8 +981,11 @@ def _announce(
     def wake_bots() -> None:
         importlib.import_module("games.scheduling").schedule_bots(game_id, version, bot_moves or [])
 
-    transaction.on_commit(broadcast, robust=True)
+    # ``transaction.on_commit(f, robust=True)`` is ``connections["default"].on_commit(f, True)``;
+    # the look-up (a thread-local's, ~2 us) made once, not per callback (issue 25, session 21).
+    on_commit = connections[DEFAULT_DB_ALIAS].on_commit
+    on_commit(broadcast, robust=True)
     if deadlines or change is not None:
-        transaction.on_commit(schedule, robust=True)
+        on_commit(schedule, robust=True)
     if bot_moves:
-        transaction.on_commit(wake_bots, robust=True)
+        on_commit(wake_bots, robust=True)
