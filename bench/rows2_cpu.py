@@ -44,6 +44,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 sys.path.insert(1, str(BASE_DIR / "bench"))
 
+import rows_cpu  # noqa: E402 - a sibling bench (its A/B loop), found through the path above
+from rows_cpu import _load, _summary  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -262,43 +265,9 @@ def _timers(tables: list[tuple[int, list[str]]], pairs: int, calls: int) -> None
     _summary(saved, "us")
 
 
-def _load() -> str:
-    return f"{os.getloadavg()[0]:.2f}"
-
-
 def _pairs(title: str, pairs: int, fns: dict[str, Callable[[], Any]], calls: int) -> None:
-    """Each of ``fns`` ``calls`` times each way per pair, call by call (the way first in a
-    pair alternating from pair to pair)."""
-    from crisp_site import rows
-
-    for name, fn in fns.items():
-        print(f"{title} {name}".rstrip() + ":")
-        print(f"  {'pair':>4} {'load':>5} {'django':>9} {'direct':>9} {'saved':>8}")
-        saved = []
-        for pair in range(pairs):
-            times: dict[bool, list[float]] = {False: [], True: []}
-            order = (False, True) if pair % 2 == 0 else (True, False)
-            for i in range(calls + 20):
-                for fast in order:
-                    rows.WRITES = fast
-                    t0 = time.thread_time()
-                    fn()
-                    spent = (time.thread_time() - t0) * 1e6
-                    if i >= 20:
-                        times[fast].append(spent)
-            rows.WRITES = True
-            before, after = statistics.median(times[False]), statistics.median(times[True])
-            saved.append(before - after)
-            print(f"  {pair:>4} {_load():>5} {before:9.2f} {after:9.2f} {before - after:8.2f} us")
-        _summary(saved, "us")
-
-
-def _summary(saved: list[float], unit: str) -> None:
-    lower = sum(s > 0 for s in saved)
-    print(
-        f"  median saved {statistics.median(saved):.4f} {unit}; "
-        f"direct lower in {lower} of {len(saved)}"
-    )
+    """``rows_cpu``'s A/B loop with ``rows.WRITES`` as the switch, in microseconds."""
+    rows_cpu._pairs(title, pairs, fns, calls, switch="WRITES", label="django", unit="us")
 
 
 def _play(

@@ -119,37 +119,52 @@ def _load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
-def _pairs(title: str, pairs: int, fns: dict[str, Callable[[], Any]], calls: int) -> None:
+def _pairs(
+    title: str,
+    pairs: int,
+    fns: dict[str, Callable[[], Any]],
+    calls: int,
+    *,
+    switch: str = "FAST",
+    label: str = "from_db",
+    unit: str = "ms",
+) -> None:
     """Each of ``fns`` ``calls`` times each way per pair, call by call (the way first in a
-    pair alternating from pair to pair)."""
+    pair alternating from pair to pair): ``crisp_site.rows``' ``switch`` off (``label``) and on
+    (direct). ``unit``: "ms" or "us" (bench/rows2_cpu.py's write-side builders)."""
     from crisp_site import rows
 
+    scale, digits = (1000, 4) if unit == "ms" else (1e6, 2)
     for name, fn in fns.items():
         print(f"{title} {name}".rstrip() + ":")
-        print(f"  {'pair':>4} {'load':>5} {'from_db':>9} {'direct':>9} {'saved':>8}")
+        print(f"  {'pair':>4} {'load':>5} {label:>9} {'direct':>9} {'saved':>8}")
         saved = []
         for pair in range(pairs):
             times: dict[bool, list[float]] = {False: [], True: []}
             order = (False, True) if pair % 2 == 0 else (True, False)
             for i in range(calls + 20):
                 for fast in order:
-                    rows.FAST = fast
+                    setattr(rows, switch, fast)
                     t0 = time.thread_time()
                     fn()
-                    spent = (time.thread_time() - t0) * 1000
+                    spent = (time.thread_time() - t0) * scale
                     if i >= 20:
                         times[fast].append(spent)
-            rows.FAST = True
+            setattr(rows, switch, True)
             before, after = statistics.median(times[False]), statistics.median(times[True])
             saved.append(before - after)
-            print(f"  {pair:>4} {_load():>5} {before:9.4f} {after:9.4f} {before - after:8.4f}")
-        _summary(saved)
+            print(
+                f"  {pair:>4} {_load():>5} {before:9.{digits}f} {after:9.{digits}f} "
+                f"{before - after:8.{digits}f} {unit}"
+            )
+        _summary(saved, unit)
 
 
-def _summary(saved: list[float]) -> None:
+def _summary(saved: list[float], unit: str = "ms") -> None:
     lower = sum(s > 0 for s in saved)
     print(
-        f"  median saved {statistics.median(saved):.4f} ms; direct lower in {lower} of {len(saved)}"
+        f"  median saved {statistics.median(saved):.4f} {unit}; "
+        f"direct lower in {lower} of {len(saved)}"
     )
 
 
