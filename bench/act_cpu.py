@@ -186,10 +186,7 @@ def main() -> None:
                 f"backends mean {statistics.fmean(backend):.3f} "
                 f"median {statistics.median(backend):.3f} ms"
             )
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 def setup_django(database_url: str, redis_url: str, name: str, tree: Path = BASE_DIR) -> None:
@@ -249,10 +246,6 @@ def _backends_ns(pids: list[int]) -> int:
     return total
 
 
-if __name__ == "__main__":
-    main()
-
-
 def alternate_turns(
     tables: list[Any],
     one_turn: Callable[[int, bool], list[tuple[float, float]]],
@@ -270,3 +263,17 @@ def alternate_turns(
                 got[side] += one_turn(game_id, side)
         side = not side if len(tables) % 2 == 0 else side
     return got
+
+
+def abandon(tables: list[Any]) -> None:
+    """End a bench's tables (``(game_id, ...)`` pairs) and drop their deadlines, so no timer of
+    theirs fires into the next run."""
+    from games.models import Game
+
+    Game.objects.filter(pk__in=[game_id for game_id, *_ in tables]).update(
+        status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=60, help="actions each way, not counted")
     parser.add_argument("--repeat", type=int, default=20, help="frames/snapshot: passes a batch")
     args = parser.parse_args()
-    from act_cpu import _backends, _backends_ns, alternate_turns, setup_django
+    from act_cpu import _backends, _backends_ns, abandon, alternate_turns, setup_django
 
     setup_django(args.database_url, args.redis_url, "json-ab")
     from live import make_tables, move_after_draw
@@ -268,10 +268,7 @@ def main() -> None:
         f"{statistics.median(p[2] for p in got_pairs):.3f}, orjson "
         f"{statistics.median(p[3] for p in got_pairs):.3f} ms"
     )
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ sys.path.insert(0, str(BASE_DIR))
 sys.path.insert(1, str(BASE_DIR / "bench"))
 
 import rows_cpu  # noqa: E402 - a sibling bench (its A/B loop), found through the path above
+from act_cpu import abandon  # noqa: E402
 from rows_cpu import _load, _summary  # noqa: E402
 
 
@@ -125,6 +126,7 @@ def main() -> None:
     if "fire" in todo:
         _fires(args.tables, args.pairs, args.turns, args.all)
     _flip(True, True)
+    abandon(tables)  # whatever ran: no timer of theirs fires into the next run
 
 
 def _fires(count: int, pairs: int, turns: int, every: bool) -> None:
@@ -181,10 +183,7 @@ def _fires(count: int, pairs: int, turns: int, every: bool) -> None:
         print(f"  {pair:>4} {_load():>5} {before:9.4f} {after:9.4f} {before - after:8.4f} ms")
     _summary(saved, "ms")
     clock.now_ms = wall_ms  # type: ignore[assignment]
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 def _from_scratch(engine: Any, state: Any, pending: Any) -> list[Any]:
@@ -318,7 +317,6 @@ _PLAYERS: dict[int, Any] = {}
 def _actions(tables: list[tuple[int, list[str]]], pairs: int, turns: int, every: bool) -> None:
     """Whole actions (``consumers._act``), the levers flipped per turn (a draw and its
     discard); the per-action medians of each way per pair."""
-    from games.models import Game
 
     print(f"action (consumers._act, draw and discard; {'every lever' if every else 'WRITES'}):")
     print(f"  {'pair':>4} {'load':>5} {'before':>9} {'after':>9} {'saved':>8}")
@@ -344,10 +342,6 @@ def _actions(tables: list[tuple[int, list[str]]], pairs: int, turns: int, every:
         saved.append(before - after)
         print(f"  {pair:>4} {_load():>5} {before:9.4f} {after:9.4f} {before - after:8.4f} ms")
     _summary(saved, "ms")
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
 
 
 if __name__ == "__main__":

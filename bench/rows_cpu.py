@@ -38,6 +38,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 sys.path.insert(1, str(BASE_DIR / "bench"))
 
+from act_cpu import abandon  # noqa: E402 - a sibling bench, found through the path above
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -215,10 +217,7 @@ def _actions(tables: list[tuple[int, list[str]]], pairs: int, turns: int) -> Non
         saved.append(before - after)
         print(f"  {pair:>4} {_load():>5} {before:9.4f} {after:9.4f} {before - after:8.4f}")
     _summary(saved)
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def main() -> None:
     tree = Path(args.tree).resolve()
     sys.path.insert(0, str(tree))
     sys.path.insert(1, str(BASE_DIR / "bench"))
-    from act_cpu import _backends, _backends_ns, setup_django
+    from act_cpu import _backends, _backends_ns, abandon, setup_django
 
     setup_django(args.database_url, args.redis_url, "statecache-ab", tree)
     from live import make_tables, move_after_draw
@@ -158,10 +158,7 @@ def main() -> None:
             f"({100 * (on_med / off_med - 1):+.1f} %, {1000 * (off_med - on_med):.1f} µs saved); "
             f"on lower in {lower} of {len(got)} pairs"
         )
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=200, help="per pair, each way")
     parser.add_argument("--warmup", type=int, default=60, help="actions each way, not counted")
     args = parser.parse_args()
-    from act_cpu import _backends, _backends_ns, alternate_turns, setup_django
+    from act_cpu import _backends, _backends_ns, abandon, alternate_turns, setup_django
 
     setup_django(args.database_url, args.redis_url, "write-ab")
     from live import make_tables, move_after_draw
@@ -188,10 +188,7 @@ def main() -> None:
             f"{name}: median of pairs main {main_med:.4f}, tree {tree_med:.4f} "
             f"({100 * (tree_med / main_med - 1):+.1f} %); tree lower in {lower} of {len(rows)}"
         )
-    for game_id, _ in tables:
-        Game.objects.filter(pk=game_id).update(
-            status=Game.Status.ABANDONED, deadlines=[], next_deadline_at=None
-        )
+    abandon(tables)
 
 
 if __name__ == "__main__":
