@@ -232,6 +232,23 @@ def _direct(model: type[Model]) -> bool:
     return (not pre_init.receivers and not post_init.receivers) or _quiet(model)
 
 
+def _built(
+    model: type[Model], names: tuple[str, ...], keys: tuple[int, ...], values: Sequence[Any]
+) -> Any:
+    """``model``'s instance of ``values`` for ``names`` as ``Model.__init__`` leaves it (``_state``
+    fresh, ``fields_cache`` only for a foreign key value not None, at ``keys``)."""
+    state = _new(ModelState)
+    for i in keys:
+        if values[i] is not None:
+            state.__dict__["fields_cache"] = {}
+            break
+    obj = _new(model)
+    attrs = obj.__dict__
+    attrs["_state"] = state
+    attrs.update(zip(names, values))  # noqa: B905 - the callers check the count
+    return obj
+
+
 def _loaded(model: type[Model], names: tuple[str, ...]) -> Callable[[str, Sequence[Any]], Any]:
     if not eligible(model, names):
         return lambda db, values: model.from_db(db, names, values)
@@ -240,18 +257,10 @@ def _loaded(model: type[Model], names: tuple[str, ...]) -> Callable[[str, Sequen
     def make(db: str, values: Sequence[Any]) -> Any:
         if len(values) != len(names) or not _direct(model):
             return model.from_db(db, names, values)
-        state = _new(ModelState)
-        kept = state.__dict__
-        for i in keys:
-            if values[i] is not None:
-                kept["fields_cache"] = {}
-                break
+        obj = _built(model, names, keys, values)
+        kept = obj._state.__dict__  # then ``from_db``'s two, after ``fields_cache``
         kept["adding"] = False
         kept["db"] = db
-        obj = _new(model)
-        attrs = obj.__dict__
-        attrs["_state"] = state
-        attrs.update(zip(names, values))  # noqa: B905 - from_db's values are names' length
         return obj
 
     return make
@@ -282,15 +291,6 @@ def unsaved(model: type[Model]) -> Callable[[Sequence[Any]], Any]:
     def make(values: Sequence[Any]) -> Any:
         if len(values) != len(names) or not _direct(model):
             return model(*values)
-        state = _new(ModelState)
-        for i in keys:
-            if values[i] is not None:
-                state.__dict__["fields_cache"] = {}
-                break
-        obj = _new(model)
-        attrs = obj.__dict__
-        attrs["_state"] = state
-        attrs.update(zip(names, values))  # noqa: B905 - one value per column
-        return obj
+        return _built(model, names, keys, values)
 
     return make
